@@ -1,0 +1,154 @@
+package io.flowkv.core;
+
+/**
+ * What one store instance did, for metrics. Written only by the store's single writer thread; a
+ * metrics reporter on another thread may see slightly stale values, which is fine for gauges.
+ */
+public final class StoreStats {
+    long bytesAppended;
+    long bytesFlushed;
+    long bytesRead;
+    long bytesCompactionWritten;
+    long flushes;
+    long compactions;
+    long liveBytes;
+    long deadBytes;
+    long prefetchHits;
+    long prefetchMisses;
+    long prefetchLoads;
+    long bytesPrefetched;
+
+    public void addAppended(long bytes) {
+        bytesAppended += bytes;
+    }
+
+    public void addFlushed(long bytes) {
+        bytesFlushed += bytes;
+        flushes++;
+    }
+
+    public void addRead(long bytes) {
+        bytesRead += bytes;
+    }
+
+    public void addCompaction(long bytesWritten) {
+        bytesCompactionWritten += bytesWritten;
+        compactions++;
+    }
+
+    public void setLiveBytes(long bytes) {
+        liveBytes = bytes;
+    }
+
+    public void setDeadBytes(long bytes) {
+        deadBytes = bytes;
+    }
+
+    public void addLiveBytes(long delta) {
+        liveBytes += delta;
+    }
+
+    public void addDeadBytes(long delta) {
+        deadBytes += delta;
+    }
+
+    public void addPrefetchHit() {
+        prefetchHits++;
+    }
+
+    public void addPrefetchMiss() {
+        prefetchMisses++;
+    }
+
+    public void addPrefetchLoad(long bytes) {
+        prefetchLoads++;
+        bytesPrefetched += bytes;
+    }
+
+    public long bytesAppended() {
+        return bytesAppended;
+    }
+
+    public long bytesFlushed() {
+        return bytesFlushed;
+    }
+
+    public long bytesRead() {
+        return bytesRead;
+    }
+
+    public long bytesCompactionWritten() {
+        return bytesCompactionWritten;
+    }
+
+    public long flushes() {
+        return flushes;
+    }
+
+    public long compactions() {
+        return compactions;
+    }
+
+    public long liveBytes() {
+        return liveBytes;
+    }
+
+    public long deadBytes() {
+        return deadBytes;
+    }
+
+    public long prefetchHits() {
+        return prefetchHits;
+    }
+
+    public long prefetchMisses() {
+        return prefetchMisses;
+    }
+
+    public long prefetchLoads() {
+        return prefetchLoads;
+    }
+
+    public long bytesPrefetched() {
+        return bytesPrefetched;
+    }
+
+    /** Total on-disk bytes over live bytes; 1.0 when nothing is dead (or nothing is stored). */
+    public double spaceAmplification() {
+        long total = liveBytes + deadBytes;
+        return liveBytes <= 0
+                ? (total == 0 ? 1.0 : Double.POSITIVE_INFINITY)
+                : (double) total / liveBytes;
+    }
+
+    /** Prefetch hits over all gets served from disk or the prefetch buffer; NaN before any. */
+    public double hitRatio() {
+        long all = prefetchHits + prefetchMisses;
+        return all == 0 ? Double.NaN : (double) prefetchHits / all;
+    }
+
+    @Override
+    public String toString() {
+        return "StoreStats{appended="
+                + bytesAppended
+                + ", flushed="
+                + bytesFlushed
+                + ", flushes="
+                + flushes
+                + ", read="
+                + bytesRead
+                + ", compactionWritten="
+                + bytesCompactionWritten
+                + ", compactions="
+                + compactions
+                + ", live="
+                + liveBytes
+                + ", dead="
+                + deadBytes
+                + ", hits="
+                + prefetchHits
+                + ", misses="
+                + prefetchMisses
+                + "}";
+    }
+}

@@ -1,0 +1,20 @@
+package io.flowkv.core.memory;
+
+/** A store needed memory that its budget cannot give even after flushing what it could. */
+public final class MemoryBudgetExceededException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public MemoryBudgetExceededException(
+            String purpose, long requested, long available, long capacity) {
+        super(
+                "FlowKV memory budget exceeded for "
+                        + purpose
+                        + ": requested="
+                        + requested
+                        + " available="
+                        + available
+                        + " capacity="
+                        + capacity
+                        + " (raise the budget: state.backend.flowkv.write-buffer-size or managed memory)");
+    }
+}

@@ -1,0 +1,245 @@
+package io.flowkv.core.memory;
+
+import net.openhft.chronicle.bytes.BytesStore;
+import net.openhft.chronicle.core.UnsafeMemory;
+import net.openhft.chronicle.core.io.SingleThreadedChecked;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A fixed-capacity block of native memory, reserved from a {@link MemoryBudget} for its whole life.
+ * This is the only class that talks to chronicle-bytes, so the stores do not depend on its API.
+ * Absolute, little-endian accessors; no allocation per call. Not thread-safe: one writer at a time.
+ *
+ * <p>Bounds are checked on every access (the store code above is young); the checks name {@code
+ * index}, {@code length} and {@code capacity}.
+ */
+public final class OffHeapBuffer implements AutoCloseable {
+    private static final UnsafeMemory MEMORY = UnsafeMemory.MEMORY;
+
+    static {
+        // Records are copied between memory and files byte for byte: the on-disk format is
+        // little-endian because memory is.
+        if (!UnsafeMemory.IS_LITTLE_ENDIAN) {
+            throw new ExceptionInInitializerError("FlowKV needs a little-endian platform");
+        }
+    }
+
+    private final BytesStore<?, Void> store;
+    private final MemoryBudget budget;
+    private final long capacity;
+    private boolean closed;
+
+    private OffHeapBuffer(BytesStore<?, Void> store, MemoryBudget budget, long capacity) {
+        this.store = store;
+        this.budget = budget;
+        this.capacity = capacity;
+    }
+
+    /** Allocates {@code capacity} bytes, or returns null if the budget cannot give them. */
+    public static OffHeapBuffer tryAllocate(MemoryBudget budget, long capacity) {
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("capacity must be > 0, was " + capacity);
+        }
+        if (!budget.tryReserve(capacity)) {
+            return null;
+        }
+        try {
+            BytesStore<?, Void> store = BytesStore.nativeStoreWithFixedCapacity(capacity);
+            // The task thread writes; a snapshot thread may read sealed data. Access is handed
+            // over, never concurrent, so chronicle's owner-thread check would only get in the way.
+            if (store instanceof SingleThreadedChecked) {
+                ((SingleThreadedChecked) store).singleThreadedCheckDisabled(true);
+            }
+            return new OffHeapBuffer(store, budget, capacity);
+        } catch (RuntimeException | Error e) {
+            budget.release(capacity);
+            throw e;
+        }
+    }
+
+    /** Allocates {@code capacity} bytes or throws {@link MemoryBudgetExceededException}. */
+    public static OffHeapBuffer allocate(MemoryBudget budget, long capacity, String purpose) {
+        OffHeapBuffer buffer = tryAllocate(budget, capacity);
+        if (buffer == null) {
+            throw new MemoryBudgetExceededException(
+                    purpose, capacity, budget.available(), budget.capacity());
+        }
+        return buffer;
+    }
+
+    public long capacity() {
+        return capacity;
+    }
+
+    public void putLong(long index, long value) {
+        check(index, 8);
+        store.writeLong(index, value);
+    }
+
+    public long getLong(long index) {
+        check(index, 8);
+        return store.readLong(index);
+    }
+
+    public void putInt(long index, int value) {
+        check(index, 4);
+        store.writeInt(index, value);
+    }
+
+    public int getInt(long index) {
+        check(index, 4);
+        return store.readInt(index);
+    }
+
+    public void putByte(long index, byte value) {
+        check(index, 1);
+        store.writeByte(index, value);
+    }
+
+    public byte getByte(long index) {
+        check(index, 1);
+        return store.readByte(index);
+    }
+
+    public void putBytes(long index, byte[] src, int offset, int length) {
+        check(index, length);
+        store.write(index, src, offset, length);
+    }
+
+    public void getBytes(long index, byte[] dst, int offset, int length) {
+        check(index, length);
+        store.read(index, dst, offset, length);
+    }
+
+    /**
+     * Copies {@code length} bytes at {@code index} into the heap buffer {@code dst} at its
+     * position, advancing it.
+     */
+    public void copyTo(long index, ByteBuffer dst, int length) {
+        check(index, length);
+        if (dst.remaining() < length) {
+            throw new IndexOutOfBoundsException(
+                    "index=" + index + " length=" + length + " dst.remaining=" + dst.remaining());
+        }
+        int pos = dst.position();
+        if (dst.hasArray()) {
+            store.read(index, dst.array(), dst.arrayOffset() + pos, length);
+        } else {
+            throw new IllegalArgumentException(
+                    "use copyTo(long, IoBuffer, int) for direct buffers");
+        }
+        dst.position(pos + length);
+    }
+
+    /**
+     * Copies {@code length} bytes from the heap buffer {@code src} at its position to {@code
+     * index}.
+     */
+    public void copyFrom(ByteBuffer src, long index, int length) {
+        check(index, length);
+        if (src.remaining() < length) {
+            throw new IndexOutOfBoundsException(
+                    "index=" + index + " length=" + length + " src.remaining=" + src.remaining());
+        }
+        int pos = src.position();
+        if (src.hasArray()) {
+            store.write(index, src.array(), src.arrayOffset() + pos, length);
+        } else {
+            throw new IllegalArgumentException(
+                    "use copyFrom(IoBuffer, long, int) for direct buffers");
+        }
+        src.position(pos + length);
+    }
+
+    /**
+     * Copies {@code length} bytes at {@code index} into the I/O buffer at its position, advancing
+     * it.
+     */
+    public void copyTo(long index, IoBuffer dst, int length) {
+        check(index, length);
+        ByteBuffer bb = dst.buffer();
+        int pos = bb.position();
+        if (bb.remaining() < length) {
+            throw new IndexOutOfBoundsException(
+                    "index=" + index + " length=" + length + " dst.remaining=" + bb.remaining());
+        }
+        MEMORY.copyMemory(store.addressForRead(index), dst.address() + pos, (long) length);
+        bb.position(pos + length);
+    }
+
+    /**
+     * Copies {@code length} bytes from the I/O buffer at its position to {@code index}, advancing
+     * it.
+     */
+    public void copyFrom(IoBuffer src, long index, int length) {
+        check(index, length);
+        ByteBuffer bb = src.buffer();
+        int pos = bb.position();
+        if (bb.remaining() < length) {
+            throw new IndexOutOfBoundsException(
+                    "index=" + index + " length=" + length + " src.remaining=" + bb.remaining());
+        }
+        MEMORY.copyMemory(src.address() + pos, store.addressForWrite(index), (long) length);
+        bb.position(pos + length);
+    }
+
+    /** Copies {@code length} bytes between two buffers (the ranges may be in the same buffer). */
+    public void copyTo(long index, OffHeapBuffer dst, long dstIndex, long length) {
+        check(index, length);
+        dst.check(dstIndex, length);
+        MEMORY.copyMemory(store.addressForRead(index), dst.store.addressForWrite(dstIndex), length);
+    }
+
+    /** Compares {@code length} bytes at {@code index} with {@code other[offset..]}. */
+    public boolean equalsBytes(long index, byte[] other, int offset, int length) {
+        check(index, length);
+        int i = 0;
+        for (; i + 8 <= length; i += 8) {
+            if (store.readLong(index + i) != littleEndianLong(other, offset + i)) {
+                return false;
+            }
+        }
+        for (; i < length; i++) {
+            if (store.readByte(index + i) != other[offset + i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static long littleEndianLong(byte[] b, int o) {
+        return (b[o] & 0xFFL)
+                | (b[o + 1] & 0xFFL) << 8
+                | (b[o + 2] & 0xFFL) << 16
+                | (b[o + 3] & 0xFFL) << 24
+                | (b[o + 4] & 0xFFL) << 32
+                | (b[o + 5] & 0xFFL) << 40
+                | (b[o + 6] & 0xFFL) << 48
+                | (b[o + 7] & 0xFFL) << 56;
+    }
+
+    private void check(long index, long length) {
+        if (closed) {
+            throw new IllegalStateException("OffHeapBuffer is closed");
+        }
+        if (index < 0 || length < 0 || index + length > capacity) {
+            throw new IndexOutOfBoundsException(
+                    "index=" + index + " length=" + length + " capacity=" + capacity);
+        }
+    }
+
+    /** Frees the native memory and returns it to the budget. Idempotent. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            store.releaseLast();
+            budget.release(capacity);
+        }
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+}
