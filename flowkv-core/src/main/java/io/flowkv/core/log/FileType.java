@@ -11,7 +11,9 @@ public enum FileType {
     /** An AUR index log segment: frames of index entries pointing into the data log. */
     AUR_INDEX_LOG(4),
     /** A store manifest: what a sealed store consists of. */
-    MANIFEST(5);
+    MANIFEST(5),
+    /** Entries of a Flink snapshot spilled by key group between its synchronous and async part. */
+    SNAPSHOT_SPILL(6);
 
     private final short code;
 
