@@ -92,6 +92,7 @@ public final class AarStore implements AutoCloseable {
                         budget,
                         this.io,
                         files,
+                        buffer,
                         options.ioBufferBytes(),
                         stats,
                         new PartitionLoader.Pressure() {
@@ -186,7 +187,7 @@ public final class AarStore implements AutoCloseable {
         if (buffer.usedBytes() >= flushLimit) {
             flush();
         }
-        AarWindow w = windows.getOrCreate(window);
+        AarWindow w = window(window);
         long hash = Hashing.hash64(key);
         AarPartition p = partition(w, hash);
         try {
@@ -208,6 +209,19 @@ public final class AarStore implements AutoCloseable {
         }
         stats.addAppended(key.length + (long) value.length);
         stats.addLiveBytes(recordLength);
+    }
+
+    private AarWindow window(byte[] window) throws IOException {
+        while (true) {
+            try {
+                return windows.getOrCreate(window);
+            } catch (MemoryBudgetExceededException e) {
+                // The window table grows rarely; loaded partitions may hold the budget just then.
+                if (!relieve(null)) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /**

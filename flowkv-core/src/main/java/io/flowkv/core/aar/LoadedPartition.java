@@ -173,7 +173,12 @@ final class LoadedPartition implements AutoCloseable {
 
     /** Clears the key's list; returns the log bytes of the values it held (0 if none). */
     long clear(long hash, byte[] key) {
-        long entry = find(hash, key);
+        return clear(hash, key, 0, key.length);
+    }
+
+    long clear(long hash, byte[] b, int off, int len) {
+        setProbe(b, off, len);
+        long entry = index.get(hash, matcher);
         return entry == LongHashIndex.NONE ? 0 : clearEntry(entry);
     }
 

@@ -35,6 +35,7 @@ final class PartitionLoader implements AutoCloseable {
     private final MemoryBudget budget;
     private final FileIo io;
     private final SegmentFiles files;
+    private final WriteBuffer buffer;
     private final int ioBufferBytes;
     private final StoreStats stats;
     private final Pressure pressure;
@@ -44,12 +45,14 @@ final class PartitionLoader implements AutoCloseable {
             MemoryBudget budget,
             FileIo io,
             SegmentFiles files,
+            WriteBuffer buffer,
             int ioBufferBytes,
             StoreStats stats,
             Pressure pressure) {
         this.budget = budget;
         this.io = io;
         this.files = files;
+        this.buffer = buffer;
         this.ioBufferBytes = ioBufferBytes;
         this.stats = stats;
         this.pressure = pressure;
@@ -57,7 +60,8 @@ final class PartitionLoader implements AutoCloseable {
 
     /** The partition's view, replayed up to the end of its segments. */
     LoadedPartition load(AarPartition p) throws IOException {
-        if (p.loaded == null) {
+        boolean fresh = p.loaded == null;
+        if (fresh) {
             makeRoom(p);
             p.loaded = new LoadedPartition(budget, ioBufferBytes, () -> pressure.relieve(p));
         } else {
@@ -66,6 +70,11 @@ final class PartitionLoader implements AutoCloseable {
         loaded.add(p);
         try {
             catchUp(p);
+            if (fresh) {
+                // Removes issued while the partition was not loaded are still in the buffer; any
+                // issued from now on are applied to the view directly by the store.
+                buffer.applyRemoves(p, p.loaded);
+            }
         } catch (IOException | RuntimeException e) {
             drop(p);
             throw e;

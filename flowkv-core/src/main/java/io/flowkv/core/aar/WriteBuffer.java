@@ -114,6 +114,21 @@ final class WriteBuffer implements AutoCloseable {
     }
 
     /**
+     * Applies the partition's buffered REMOVE records to a view just replayed from its segments:
+     * they clear values that precede them in the log but are not flushed yet.
+     */
+    void applyRemoves(AarPartition p, LoadedPartition view) {
+        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            if (arena.getByte(r, T) == REMOVE) {
+                int keyLength = arena.getInt(r, KL);
+                byte[] key = scratch(keyLength);
+                arena.getBytes(r, KEY, key, 0, keyLength);
+                view.clear(arena.getLong(r, KEY_HASH_OFFSET), key, 0, keyLength);
+            }
+        }
+    }
+
+    /**
      * Writes the partition's live records as frames of at most {@code frameTarget} payload bytes (a
      * larger record gets a frame of its own). Returns the bytes written, frame headers included.
      */
