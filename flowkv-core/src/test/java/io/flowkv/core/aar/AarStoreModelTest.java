@@ -51,7 +51,7 @@ class AarStoreModelTest {
         private final SplittableRandom rnd;
         private final Path dir;
         private final TrackingFileIo io = new TrackingFileIo();
-        private final MemoryBudget budget = new MemoryBudget(192 * 1024);
+        private final MemoryBudget budget;
         private final AarStoreOptions options;
 
         /** window -> key -> values (hex), all in insertion order. */
@@ -70,6 +70,9 @@ class AarStoreModelTest {
             this.seed = seed;
             this.rnd = new SplittableRandom(seed);
             this.dir = dir;
+            // From tight (every load evicts, the write buffer is squeezed) to roomy (several
+            // partitions stay loaded).
+            this.budget = new MemoryBudget(48 * 1024 + rnd.nextInt(160 * 1024));
             this.options =
                     AarStoreOptions.builder(dir)
                             .partitions(1 + rnd.nextInt(4))
