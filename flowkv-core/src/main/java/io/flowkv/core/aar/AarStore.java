@@ -85,7 +85,9 @@ public final class AarStore implements AutoCloseable {
         }
         this.windows = table;
         this.staging = stagingBuffer;
-        this.buffer = new WriteBuffer(budget, arenaChunkSize(options.writeBufferBytes()));
+        this.buffer =
+                new WriteBuffer(
+                        budget, arenaChunkSize(options.writeBufferBytes(), budget.capacity()));
         this.files = new SegmentFiles(this.io, options.directory(), staging, nextFileId);
         this.loader =
                 new PartitionLoader(
@@ -108,9 +110,13 @@ public final class AarStore implements AutoCloseable {
                         });
     }
 
-    /** Chunks small enough that a small write buffer is not one chunk, large enough to be cheap. */
-    private static int arenaChunkSize(long writeBufferBytes) {
-        return (int) Math.max(256, Math.min(1 << 20, writeBufferBytes / 8));
+    /**
+     * Chunks small enough that neither a small write buffer nor a small budget is one chunk, large
+     * enough to make chunk allocation rare.
+     */
+    private static int arenaChunkSize(long writeBufferBytes, long budgetBytes) {
+        long size = Math.min(writeBufferBytes / 8, budgetBytes / 32);
+        return (int) Math.max(256, Math.min(1 << 20, size));
     }
 
     /** A new, empty store in {@code options.directory()}, which must hold no AAR files. */
