@@ -43,6 +43,12 @@ import java.util.stream.Stream;
 public final class AarStore implements AutoCloseable {
     private static final String MANIFEST_SUFFIX = ".manifest";
 
+    /**
+     * Buffered appends of a partition above which a read flushes them first: reading a fired window
+     * key by key would otherwise scan the chain once per key.
+     */
+    static final int READ_FLUSH_THRESHOLD = 64;
+
     private final AarStoreOptions options;
     private final MemoryBudget budget;
     private final FileIo io;
@@ -244,6 +250,11 @@ public final class AarStore implements AutoCloseable {
         }
         long hash = Hashing.hash64(key);
         AarPartition p = partition(w, hash);
+        if (p.bufferedAppends > READ_FLUSH_THRESHOLD) {
+            // Every key of the firing window will be read: index the chain once through the log
+            // instead of scanning it once per key.
+            flushChain(p);
+        }
         boolean found = false;
         if (p.hasSegments()) {
             found = loader.load(p).emit(hash, key, consumer);
@@ -356,11 +367,7 @@ public final class AarStore implements AutoCloseable {
                 for (int i = 0; i < w.partitionCount(); i++) {
                     AarPartition p = w.partition(i);
                     if (p.hasChain()) {
-                        written += files.appendChain(p, buffer, frameTarget);
-                        p.fileLiveBytes += p.bufferedAppendBytes;
-                        p.fileDeadBytes += p.bufferedRemoveBytes;
-                        stats.addDeadBytes(p.bufferedRemoveBytes);
-                        p.detachChain();
+                        written += moveChainToLog(p);
                     }
                 }
             }
@@ -371,6 +378,23 @@ public final class AarStore implements AutoCloseable {
                 stats.addFlushed(written);
             }
         }
+    }
+
+    /** Flushes one partition's chain (its records stay in the arena as garbage until a reset). */
+    private void flushChain(AarPartition p) throws IOException {
+        long written = moveChainToLog(p);
+        if (written > 0) {
+            stats.addFlushed(written);
+        }
+    }
+
+    private long moveChainToLog(AarPartition p) throws IOException {
+        long written = files.appendChain(p, buffer, frameTarget);
+        p.fileLiveBytes += p.bufferedAppendBytes;
+        p.fileDeadBytes += p.bufferedRemoveBytes;
+        stats.addDeadBytes(p.bufferedRemoveBytes);
+        p.detachChain();
+        return written;
     }
 
     /** Frees memory for an allocation that the budget refused: flush, then evict loaded data. */
@@ -453,7 +477,10 @@ public final class AarStore implements AutoCloseable {
         return loader.loadedCount();
     }
 
-    /** Closes every file and returns every byte to the budget. Files stay on disk. */
+    /**
+     * Closes every file and returns every byte to the budget. Files stay on disk; what was not
+     * sealed is not part of any manifest (call {@link #seal()} first to keep it).
+     */
     @Override
     public void close() throws IOException {
         if (closed) {

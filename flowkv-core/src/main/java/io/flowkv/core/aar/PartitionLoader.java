@@ -9,6 +9,7 @@ import io.flowkv.core.log.FrameScanner;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.LogReader;
 import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.core.memory.MemoryBudgetExceededException;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -63,7 +64,7 @@ final class PartitionLoader implements AutoCloseable {
         boolean fresh = p.loaded == null;
         if (fresh) {
             makeRoom(p);
-            p.loaded = new LoadedPartition(budget, ioBufferBytes, () -> pressure.relieve(p));
+            p.loaded = newView(p);
         } else {
             loaded.remove(p);
         }
@@ -80,6 +81,18 @@ final class PartitionLoader implements AutoCloseable {
             throw e;
         }
         return p.loaded;
+    }
+
+    private LoadedPartition newView(AarPartition p) throws IOException {
+        while (true) {
+            try {
+                return new LoadedPartition(budget, ioBufferBytes, () -> pressure.relieve(p));
+            } catch (MemoryBudgetExceededException e) {
+                if (!pressure.relieve(p)) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private void makeRoom(AarPartition p) {

@@ -141,6 +141,22 @@ class AarStoreTest {
     }
 
     @Test
+    void shouldFlushALongBufferedPartitionBeforeReadingIt() throws IOException {
+        open(AarStoreOptions.builder(dir).partitions(1));
+        for (int k = 0; k <= AarStore.READ_FLUSH_THRESHOLD; k++) {
+            append(store, "k" + k, "w", "v" + k);
+        }
+        assertThat(logFiles(dir)).isEmpty();
+
+        assertThat(values(store, "k0", "w")).containsExactly("v0");
+
+        assertThat(logFiles(dir)).hasSize(1);
+        assertThat(store.loadedPartitions()).isEqualTo(1);
+        append(store, "k1", "w", "late");
+        assertThat(values(store, "k1", "w")).containsExactly("v1", "late");
+    }
+
+    @Test
     void shouldDeleteFilesOnRemoveWindow() throws IOException {
         open();
         for (int k = 0; k < 10; k++) {
