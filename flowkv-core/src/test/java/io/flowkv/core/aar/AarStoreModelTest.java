@@ -63,6 +63,8 @@ class AarStoreModelTest {
         private long flushes;
 
         private long bytesRead;
+
+        private int injectedFailures;
         private int lowWindow;
         private int step;
 
@@ -105,12 +107,15 @@ class AarStoreModelTest {
                     checkForEach();
                 } else if (op < 890) {
                     lowWindow++;
+                } else if (op < 896) {
+                    appendWhileTheDiskFails();
                 }
                 assertThat(store.windowCount())
                         .as("%s: windows holding data", where())
                         .isEqualTo(model.size());
             }
             checkForEach();
+            assertThat(injectedFailures).as("%s: injected write failures", where()).isPositive();
             assertThat(flushes + store.stats().flushes()).as("%s: flushes", where()).isPositive();
             assertThat(bytesRead + store.stats().bytesRead())
                     .as("%s: bytes loaded", where())
@@ -141,6 +146,32 @@ class AarStoreModelTest {
             model.computeIfAbsent(window, w -> new LinkedHashMap<>())
                     .computeIfAbsent(key, k -> new ArrayList<>())
                     .add(HEX.formatHex(value));
+        }
+
+        /**
+         * Appends (and explicit flushes) while writes fail part-way: an append whose flush failed
+         * was not acknowledged and must not show up; everything acknowledged must survive.
+         */
+        private void appendWhileTheDiskFails() throws IOException {
+            io.writesBeforeFailure = rnd.nextInt(4);
+            io.failTruncate = rnd.nextInt(4) == 0;
+            io.failWrites = true;
+            try {
+                for (int i = 0; i < 40; i++) {
+                    try {
+                        if (i % 10 == 9) {
+                            store.flush();
+                        } else {
+                            append();
+                        }
+                    } catch (IOException expected) {
+                        // Not acknowledged: append() only updates the model after the store.
+                        injectedFailures++;
+                    }
+                }
+            } finally {
+                io.healthy();
+            }
         }
 
         private void checkGet(String key, String window) throws IOException {
