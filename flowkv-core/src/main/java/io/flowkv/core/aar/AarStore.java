@@ -199,7 +199,7 @@ public final class AarStore implements AutoCloseable {
         if (buffer.usedBytes() >= flushLimit) {
             flush();
         }
-        AarWindow w = window(window);
+        AarWindow w = windowFor(window);
         long hash = Hashing.hash64(key);
         AarPartition p = partition(w, hash);
         try {
@@ -223,7 +223,7 @@ public final class AarStore implements AutoCloseable {
         stats.addLiveBytes(recordLength);
     }
 
-    private AarWindow window(byte[] window) throws IOException {
+    private AarWindow windowFor(byte[] window) throws IOException {
         while (true) {
             try {
                 return windows.getOrCreate(window);
