@@ -17,6 +17,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.CRC32C;
 
 import static io.flowkv.core.aar.AarTesting.append;
 import static io.flowkv.core.aar.AarTesting.logFiles;
@@ -93,6 +94,44 @@ class AarStoreFaultTest {
         assertThat(e.file()).isEqualTo(file);
         assertThat(e.offset()).isEqualTo(LogFileHeader.LENGTH);
         assertThat(budget.used()).isZero();
+    }
+
+    @Test
+    void shouldNameTheRecordWhenAFrameWithAValidChecksumHoldsABadRecord() throws IOException {
+        open(1 << 20);
+        append(store, "k", "w", "value");
+        append(store, "k2", "w", "value");
+        SealedStore sealed = store.seal();
+        store.close();
+        store = null;
+        Path file = sealed.files().get(0).path();
+        // The second record's type byte: 9 header bytes + "k" + "value" into the payload.
+        long secondRecord = LogFileHeader.LENGTH + FrameDescriptor.HEADER_LENGTH + 15;
+        rewriteFramePayloadByte(file, secondRecord, (byte) 7);
+
+        CorruptLogException e =
+                catchThrowableOfType(
+                        CorruptLogException.class,
+                        () -> AarStore.restore(options, budget, sealed.manifest()));
+
+        assertThat(e.file()).isEqualTo(file);
+        assertThat(e.offset()).isEqualTo(secondRecord);
+        assertThat(e).hasMessageContaining("unknown AAR record type 7");
+    }
+
+    /**
+     * Changes one payload byte of the first frame and fixes its checksum, as a buggy writer would.
+     */
+    private static void rewriteFramePayloadByte(Path file, long offset, byte value)
+            throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        bytes[(int) offset] = value;
+        int payload = LogFileHeader.LENGTH + FrameDescriptor.HEADER_LENGTH;
+        int length = FrameDescriptor.readIntLE(bytes, LogFileHeader.LENGTH);
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, payload, length);
+        FrameDescriptor.writeIntLE(bytes, LogFileHeader.LENGTH + 4, (int) crc.getValue());
+        Files.write(file, bytes);
     }
 
     @Test
