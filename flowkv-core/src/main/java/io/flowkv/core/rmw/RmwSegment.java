@@ -20,6 +20,9 @@ final class RmwSegment {
     /** Bytes of the file that hold complete frames (the header included). */
     long size;
 
+    /** Whether every byte up to {@link #size} has been forced to the device. */
+    boolean synced;
+
     RmwSegment(int id, Path path, FileChannel channel, long size) {
         this.id = id;
         this.path = path;

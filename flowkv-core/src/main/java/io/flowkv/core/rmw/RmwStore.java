@@ -497,14 +497,17 @@ public final class RmwStore implements AutoCloseable {
         return active;
     }
 
-    /** Syncs and closes the active segment: from now on it is immutable. */
+    /**
+     * Closes the active segment: from now on it is immutable. Not synced here: durability is
+     * promised by {@link #seal()} only, which syncs every segment that is not yet.
+     */
     private void closeActive() throws IOException {
         LogWriter w = writer;
         writer = null;
         RmwSegment segment = active;
         active = null;
         try {
-            w.sync();
+            w.flush();
             segment.size = w.size();
         } finally {
             w.close();
@@ -711,6 +714,12 @@ public final class RmwStore implements AutoCloseable {
         if (writer != null) {
             closeActive();
         }
+        for (RmwSegment s : segments) {
+            if (!s.synced) {
+                s.channel.force(false);
+                s.synced = true;
+            }
+        }
         int[] ids = new int[segments.size()];
         long[] lengths = new long[segments.size()];
         List<SealedStore.SealedFile> files = new ArrayList<>(segments.size());
@@ -781,6 +790,7 @@ public final class RmwStore implements AutoCloseable {
                         path, 8, "segment id " + reader.fileId() + " in header, expected " + id);
             }
             RmwSegment segment = new RmwSegment(id, path, io.openForRead(path), length);
+            segment.synced = true;
             segments.add(segment);
             FrameScanner frames = reader.scanAll(options.ioBufferBytes());
             while (frames.next()) {
