@@ -21,6 +21,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class FaultyFileIo implements FileIo {
     volatile boolean failWrites;
 
+    /** When >= 0: that many more writes succeed, then every write fails. */
+    volatile int writesBeforeFailure = -1;
+
     /** Off: {@code force} does nothing, for tests that seal often and do not test durability. */
     volatile boolean syncs = true;
 
@@ -59,7 +62,12 @@ final class FaultyFileIo implements FileIo {
         }
 
         private void maybeFail() throws IOException {
-            if (writable && failWrites) {
+            if (!writable) {
+                return;
+            }
+            if (writesBeforeFailure > 0) {
+                writesBeforeFailure--;
+            } else if (failWrites || writesBeforeFailure == 0) {
                 throw new IOException("injected write failure on " + file);
             }
         }
