@@ -69,6 +69,7 @@ public final class RmwStore implements AutoCloseable {
     private static final long NONE = Positions.NONE;
     private static final String PREFIX = "rmw-";
     private static final Pattern SEGMENT_NAME = Pattern.compile("rmw-(\\d{8})\\.log");
+    private static final Pattern MANIFEST_NAME = Pattern.compile("rmw-(\\d{8})\\.manifest");
 
     /** First read of a point lookup: covers a typical small frame in one system call. */
     private static final int FIRST_READ = 512;
@@ -96,6 +97,7 @@ public final class RmwStore implements AutoCloseable {
     private Path lastManifest;
 
     private final long flushThreshold;
+    private final long hashMask;
     private double compactionThreshold;
 
     /** Holds the last frame read from the log (or a value copied out of the write buffer). */
@@ -139,6 +141,7 @@ public final class RmwStore implements AutoCloseable {
         this.directory = options.directory();
         this.jitter = options.newJitter();
         this.flushThreshold = jitter.scale(options.writeBufferBytes());
+        this.hashMask = options.hashMask();
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
         Files.createDirectories(directory);
         int chunk = (int) Math.max(64, Math.min(MAX_ARENA_CHUNK, options.writeBufferBytes()));
@@ -224,7 +227,7 @@ public final class RmwStore implements AutoCloseable {
     private int locate(byte[] key, byte[] namespace) throws IOException {
         checkOpen();
         setLookup(key, namespace);
-        long hash = RmwRecordDescriptor.hash(key, namespace);
+        long hash = hash(key, namespace);
         long rec = buffer.find(hash, bufferMatchesKey);
         if (rec != NONE) {
             if (buffer.kind(rec) != RmwRecordDescriptor.PUT) {
@@ -249,7 +252,7 @@ public final class RmwStore implements AutoCloseable {
         checkOpen();
         Checks.checkNotNull("value", value);
         setLookup(key, namespace);
-        long hash = RmwRecordDescriptor.hash(key, namespace);
+        long hash = hash(key, namespace);
         stats.addAppended(
                 RmwRecordDescriptor.payloadLength(key.length, namespace.length, value.length));
         long rec = buffer.find(hash, bufferMatchesKey);
@@ -276,7 +279,7 @@ public final class RmwStore implements AutoCloseable {
     public boolean remove(byte[] key, byte[] namespace) throws IOException {
         checkOpen();
         setLookup(key, namespace);
-        long hash = RmwRecordDescriptor.hash(key, namespace);
+        long hash = hash(key, namespace);
         long rec = buffer.find(hash, bufferMatchesKey);
         if (rec != NONE) {
             if (buffer.kind(rec) != RmwRecordDescriptor.PUT) {
@@ -752,8 +755,8 @@ public final class RmwStore implements AutoCloseable {
     }
 
     private void load(RmwManifest m, Path manifest) throws IOException {
-        nextSegmentId = Math.max(m.nextSegmentId(), highestSegmentIdOnDisk() + 1);
-        manifestId = Math.max(manifestId, manifestNumber(manifest));
+        nextSegmentId = (int) Math.max(m.nextSegmentId(), highestIdOnDisk(SEGMENT_NAME) + 1);
+        manifestId = Math.max(0, highestIdOnDisk(MANIFEST_NAME));
         try {
             for (int i = 0; i < m.segmentIds().length; i++) {
                 loadSegment(m.segmentIds()[i], m.segmentLengths()[i]);
@@ -988,10 +991,15 @@ public final class RmwStore implements AutoCloseable {
                         scratch, from + keyLen, from + keyLen + nsLen, namespace, 0, nsLen);
     }
 
-    private static long payloadHash(byte[] b, int p) {
+    private long hash(byte[] key, byte[] namespace) {
+        return RmwRecordDescriptor.hash(key, namespace) & hashMask;
+    }
+
+    private long payloadHash(byte[] b, int p) {
         int keyLen = RmwRecordDescriptor.keyLength(b, p);
         int nsLen = RmwRecordDescriptor.namespaceLength(b, p);
-        return RmwRecordDescriptor.hash(b, p + HEADER, keyLen, b, p + HEADER + keyLen, nsLen);
+        return RmwRecordDescriptor.hash(b, p + HEADER, keyLen, b, p + HEADER + keyLen, nsLen)
+                & hashMask;
     }
 
     private void setLookup(byte[] key, byte[] namespace) {
@@ -1047,25 +1055,22 @@ public final class RmwStore implements AutoCloseable {
         }
     }
 
-    /** Segments written after the seal being restored must not be overwritten: skip their ids. */
-    private int highestSegmentIdOnDisk() throws IOException {
-        int highest = -1;
+    /**
+     * The highest id among the directory's files named like {@code pattern}, or -1. Files written
+     * after the seal being restored (or by an older seal) must not be overwritten: new ids go
+     * above.
+     */
+    private long highestIdOnDisk(Pattern pattern) throws IOException {
+        long highest = -1;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, PREFIX + "*")) {
             for (Path f : files) {
-                Matcher m = SEGMENT_NAME.matcher(f.getFileName().toString());
+                Matcher m = pattern.matcher(f.getFileName().toString());
                 if (m.matches()) {
-                    highest = Math.max(highest, Integer.parseInt(m.group(1)));
+                    highest = Math.max(highest, Long.parseLong(m.group(1)));
                 }
             }
         }
         return highest;
-    }
-
-    private static long manifestNumber(Path manifest) {
-        Matcher m =
-                Pattern.compile("rmw-(\\d{8})\\.manifest")
-                        .matcher(manifest.getFileName().toString());
-        return m.matches() ? Long.parseLong(m.group(1)) : 0;
     }
 
     private void deleteQuietly(Path path, Exception failure) {

@@ -29,6 +29,7 @@ public final class RmwStoreOptions {
     private final FileIo fileIo;
     private final long jitterSeed;
     private final double jitterSpread;
+    private final long hashMask;
 
     private RmwStoreOptions(Builder b) {
         this.directory = b.directory;
@@ -39,6 +40,7 @@ public final class RmwStoreOptions {
         this.fileIo = b.fileIo;
         this.jitterSeed = b.jitterSeed;
         this.jitterSpread = b.jitterSpread;
+        this.hashMask = b.hashMask;
     }
 
     public static Builder builder(Path directory) {
@@ -81,6 +83,11 @@ public final class RmwStoreOptions {
         return jitterSpread;
     }
 
+    /** Applied to every (key, namespace) hash; only tests narrow it, to force collisions. */
+    long hashMask() {
+        return hashMask;
+    }
+
     Jitter newJitter() {
         return new Jitter(jitterSeed, jitterSpread);
     }
@@ -114,6 +121,7 @@ public final class RmwStoreOptions {
         private FileIo fileIo = FileIo.DEFAULT;
         private long jitterSeed;
         private double jitterSpread = Jitter.DEFAULT_SPREAD;
+        private long hashMask = -1L;
 
         private Builder(Path directory) {
             this.directory = Checks.checkNotNull("directory", directory);
@@ -161,6 +169,12 @@ public final class RmwStoreOptions {
         /** 0 turns jitter off (thresholds are then exactly the configured ones). */
         public Builder jitterSpread(double spread) {
             this.jitterSpread = Checks.checkRange("jitterSpread", spread, 0.0, true, 0.9);
+            return this;
+        }
+
+        /** Keeps only the masked hash bits so that tests exercise the collision paths. */
+        Builder hashMaskForTesting(long mask) {
+            this.hashMask = mask;
             return this;
         }
 
