@@ -56,7 +56,7 @@ import static io.flowkv.core.rmw.RmwRecordDescriptor.HEADER;
  *
  * <p>The log only grows; overwritten and removed versions are dead bytes. When (live + dead) / live
  * exceeds the maximum space amplification (jittered per instance, never above it) the store
- * compacts: every live frame is moved, in runs of adjacent frames and with {@code transferTo}, into
+ * compacts: every live frame is moved, long runs of adjacent frames with {@code transferTo}, into
  * new segments, the index is rewritten and the old segments are deleted. Compaction writes new
  * files only, so the files a {@link #seal()} listed never change (they may be deleted).
  *
@@ -75,6 +75,9 @@ public final class RmwStore implements AutoCloseable {
     private static final int FIRST_READ = 512;
 
     private static final int MAX_ARENA_CHUNK = 1 << 20;
+
+    /** Runs of live frames shorter than this are copied through memory, longer ones transferred. */
+    private static final int COPY_RUN_LIMIT = 4096;
 
     private final RmwStoreOptions options;
     private final MemoryBudget budget;
@@ -538,9 +541,10 @@ public final class RmwStore implements AutoCloseable {
 
     /**
      * Moves every live frame into new segments, rewrites the index and deletes the old segments.
-     * Runs of adjacent live frames move with one {@code transferTo} each; frames keep their
-     * checksums, so a corrupt one is still caught when it is read. On failure the new files are
-     * deleted and the store goes on with the old ones.
+     * Long runs of adjacent live frames move with one {@code transferTo} each and keep their
+     * checksums (a corrupt frame is still caught when read); short runs are copied from memory with
+     * their checksums verified. On failure the new files are deleted and the store goes on with the
+     * old ones.
      */
     private void compactNow() throws IOException {
         int n = index.size();
@@ -631,13 +635,22 @@ public final class RmwStore implements AutoCloseable {
                         }
                         outputs.add(startSegment());
                     }
-                    long base = writer.transferFrom(reader, runStart, runEnd - runStart);
-                    for (int k = i; k < j; k++) {
-                        moved[k] =
-                                Positions.pack(
-                                        active.id, base + Positions.offset(live[k]) - runStart);
+                    long runLength = runEnd - runStart;
+                    if (runLength < COPY_RUN_LIMIT && headers.cover(runStart, runLength)) {
+                        // A short run costs less copied from the block its headers came in than
+                        // a transferTo system call (and two more for position and size) would.
+                        for (int k = i; k < j; k++) {
+                            moved[k] = Positions.pack(active.id, headers.copyFrame(live[k]));
+                        }
+                    } else {
+                        long base = writer.transferFrom(reader, runStart, runLength);
+                        for (int k = i; k < j; k++) {
+                            moved[k] =
+                                    Positions.pack(
+                                            active.id, base + Positions.offset(live[k]) - runStart);
+                        }
                     }
-                    written += runEnd - runStart;
+                    written += runLength;
                     i = j;
                 }
             }
@@ -662,7 +675,10 @@ public final class RmwStore implements AutoCloseable {
         }
     }
 
-    /** Reads frame headers at increasing offsets of one segment through a block buffer. */
+    /**
+     * Reads frame headers at increasing offsets of one segment through a block buffer, and copies
+     * short runs of frames out of that block.
+     */
     private final class HeaderWindow {
         private final byte[] block;
         private final ByteBuffer view;
@@ -701,6 +717,33 @@ public final class RmwStore implements AutoCloseable {
                 throw new CorruptLogException(segment.path, offset, "bad frame length " + payload);
             }
             return FrameDescriptor.HEADER_LENGTH + payload;
+        }
+
+        /** Makes {@code [offset, offset + count)} available in the block, if it can hold it. */
+        boolean cover(long offset, long count) throws IOException {
+            if (count > block.length) {
+                return false;
+            }
+            if (offset < start || offset + count > start + length) {
+                int want = (int) Math.min(block.length, segment.size - offset);
+                view.clear().limit(want);
+                segment.readFully(offset, view);
+                stats.addRead(want);
+                start = offset;
+                length = want;
+            }
+            return true;
+        }
+
+        /**
+         * Appends the covered frame at {@code position} to the active writer, its checksum verified
+         * first so that a corrupt frame is not given a fresh, valid one; returns its new offset.
+         */
+        long copyFrame(long position) throws IOException {
+            long offset = Positions.offset(position);
+            int at = (int) (offset - start);
+            int payload = FrameDescriptor.verify(block, at, length - at, segment.path, offset);
+            return writer.appendFrame(block, at + FrameDescriptor.HEADER_LENGTH, payload);
         }
     }
 

@@ -191,23 +191,38 @@ class RmwStoreFaultTest {
 
     @Test
     void shouldKeepEverythingWhenACompactionFailsCreatingItsOutput() throws IOException {
-        failCompactionAndRetry(() -> io.failWrites = true, "Could not create");
+        failCompactionAndRetry(() -> io.failWrites = true, 8, "Could not create");
     }
 
     @Test
-    void shouldKeepEverythingWhenACompactionFailsMovingFrames() throws IOException {
-        // The output's header is written; the zero-copy transfer after it fails.
-        failCompactionAndRetry(() -> io.writesBeforeFailure = 1, "Error transferring");
+    void shouldKeepEverythingWhenACompactionFailsCopyingShortRuns() throws IOException {
+        // The output's header is written; appending the frames copied through memory fails.
+        failCompactionAndRetry(() -> io.writesBeforeFailure = 1, 8, "Error writing");
     }
 
-    private void failCompactionAndRetry(Runnable injectFailure, String failure) throws IOException {
+    @Test
+    void shouldKeepEverythingWhenACompactionFailsTransferringLongRuns() throws IOException {
+        // Large values make runs long enough for transferTo, which fails after the header.
+        failCompactionAndRetry(() -> io.writesBeforeFailure = 1, 300, "Error transferring");
+    }
+
+    private static byte[] value(String prefix, int i, int size) {
+        byte[] v = new byte[size];
+        java.util.Arrays.fill(v, (byte) '.');
+        byte[] p = b(prefix + i);
+        System.arraycopy(p, 0, v, 0, p.length);
+        return v;
+    }
+
+    private void failCompactionAndRetry(Runnable injectFailure, int valueSize, String failure)
+            throws IOException {
         store = RmwStore.open(options(), budget);
         for (int i = 0; i < 100; i++) {
-            store.put(b("key" + i), b("w"), b("old" + i));
+            store.put(b("key" + i), b("w"), value("old", i, valueSize));
         }
         store.flush();
         for (int i = 0; i < 30; i++) {
-            store.put(b("key" + i), b("w"), b("new" + i));
+            store.put(b("key" + i), b("w"), value("new", i, valueSize));
         }
         store.flush();
         assertThat(store.stats().compactions()).isZero();
@@ -220,7 +235,8 @@ class RmwStoreFaultTest {
         assertThat(files(".log")).as("failed output deleted, old segments kept").isEqualTo(before);
         assertThat(store.stats().compactions()).isZero();
         for (int i = 0; i < 100; i++) {
-            assertThat(store.get(b("key" + i), b("w"))).isEqualTo(b((i < 30 ? "new" : "old") + i));
+            assertThat(store.get(b("key" + i), b("w")))
+                    .isEqualTo(value(i < 30 ? "new" : "old", i, valueSize));
         }
         io.failWrites = false;
         io.writesBeforeFailure = -1;
@@ -229,14 +245,40 @@ class RmwStoreFaultTest {
         assertThat(store.stats().deadBytes()).isZero();
         assertThat(files(".log")).doesNotContainAnyElementsOf(before);
         for (int i = 0; i < 100; i++) {
-            assertThat(store.get(b("key" + i), b("w"))).isEqualTo(b((i < 30 ? "new" : "old") + i));
+            assertThat(store.get(b("key" + i), b("w")))
+                    .isEqualTo(value(i < 30 ? "new" : "old", i, valueSize));
         }
         store.put(b("after"), b("w"), b("x"));
         SealedStore sealed = store.seal();
         store.close();
         store = RmwStore.restore(options(), budget, sealed.manifest());
         assertThat(store.size()).isEqualTo(101);
-        assertThat(store.get(b("key5"), b("w"))).isEqualTo(b("new5"));
+        assertThat(store.get(b("key5"), b("w"))).isEqualTo(value("new", 5, valueSize));
+    }
+
+    @Test
+    void shouldReportACorruptFrameFoundByCompactionAndKeepTheOldSegments() throws IOException {
+        store = RmwStore.open(options(), budget);
+        for (int i = 0; i < 10; i++) {
+            store.put(b("key" + i), b("w"), b("value" + i));
+        }
+        store.flush();
+        Path segment = files(".log").get(0);
+        store.put(b("key0"), b("w"), b("changed"));
+        store.flush();
+        long secondFrameAt = LogFileHeader.LENGTH + RmwRecordDescriptor.frameLength(4, 1, 6);
+        flipByte(segment, secondFrameAt + FrameDescriptor.HEADER_LENGTH + 2);
+        List<Path> before = files(".log");
+        assertThatThrownBy(() -> store.compact())
+                .isInstanceOfSatisfying(
+                        CorruptLogException.class,
+                        e -> {
+                            assertThat(e.file()).isEqualTo(segment);
+                            assertThat(e.offset()).isEqualTo(secondFrameAt);
+                        });
+        assertThat(files(".log")).isEqualTo(before);
+        assertThat(store.get(b("key0"), b("w"))).isEqualTo(b("changed"));
+        assertThat(store.get(b("key9"), b("w"))).isEqualTo(b("value9"));
     }
 
     @Test
