@@ -109,6 +109,9 @@ public final class RmwStore implements AutoCloseable {
     private ByteBuffer scratchView;
     private long scratchReserved;
 
+    /** Length of the value {@link #locate} found. */
+    private int foundLength;
+
     /** Position of the verified frame now in {@link #scratch}, or NONE. */
     private long scratchFramePos = NONE;
 
@@ -223,8 +226,6 @@ public final class RmwStore implements AutoCloseable {
         int at = locate(key, namespace);
         return at < 0 ? null : Arrays.copyOfRange(scratch, at, at + foundLength);
     }
-
-    private int foundLength;
 
     /** Puts the value into {@link #scratch}; returns its offset there or -1 if absent. */
     private int locate(byte[] key, byte[] namespace) throws IOException {
@@ -417,8 +418,9 @@ public final class RmwStore implements AutoCloseable {
         }
         active.size = writer.size();
         // Only now does the index change: a failed write above left it untouched.
+        int i = 0;
         try {
-            for (int i = 0; i < buffer.recordCount(); i++) {
+            for (; i < buffer.recordCount(); i++) {
                 long rec = buffer.record(i);
                 byte kind = buffer.kind(rec);
                 if (kind == RmwWriteBuffer.SUPERSEDED) {
@@ -440,8 +442,19 @@ public final class RmwStore implements AutoCloseable {
                     stats.addDeadBytes(matchedFrameLength);
                 }
             }
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
+        } catch (UncheckedIOException | MemoryBudgetExceededException e) {
+            // A corrupt frame met by a key check, or an index that cannot grow: the records from
+            // i on stay in the buffer for a retry, and the frames just written for them are dead.
+            for (; i < buffer.recordCount(); i++) {
+                long rec = buffer.record(i);
+                if (buffer.kind(rec) != RmwWriteBuffer.SUPERSEDED) {
+                    stats.addDeadBytes(FrameDescriptor.HEADER_LENGTH + buffer.payloadLength(rec));
+                }
+            }
+            if (e instanceof UncheckedIOException u) {
+                throw u.getCause();
+            }
+            throw e;
         }
         buffer.reset();
         flushEpoch++;

@@ -128,6 +128,45 @@ class RmwStoreFaultTest {
     }
 
     @Test
+    void shouldIgnoreBytesAppendedPastTheSealedLength() throws IOException {
+        store = RmwStore.open(options(), budget);
+        store.put(b("k"), b("w"), b("v"));
+        SealedStore sealed = store.seal();
+        store.close();
+        store = null;
+        // A torn append after the seal: garbage past the length the manifest relies on.
+        Files.write(
+                sealed.files().get(0).path(),
+                new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9},
+                java.nio.file.StandardOpenOption.APPEND);
+        store = RmwStore.restore(options(), budget, sealed.manifest());
+        assertThat(store.get(b("k"), b("w"))).isEqualTo(b("v"));
+        assertThat(store.size()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldCountFramesOfAFlushThatMetCorruptionAsDeadAndRetry() throws IOException {
+        store = RmwStore.open(options(), budget);
+        store.put(b("a"), b("w"), b("1"));
+        store.put(b("b"), b("w"), b("2"));
+        store.flush();
+        Path segment = files(".log").get(0);
+        // Corrupt a's frame: the flush of a's new value must check the key stored there.
+        flipByte(segment, LogFileHeader.LENGTH + FrameDescriptor.HEADER_LENGTH + 14);
+        store.put(b("c"), b("w"), b("3"));
+        store.put(b("a"), b("w"), b("new"));
+        assertThatThrownBy(() -> store.flush()).isInstanceOf(CorruptLogException.class);
+        long frames = 0;
+        for (Path f : files(".log")) {
+            frames += Files.size(f) - LogFileHeader.LENGTH;
+        }
+        assertThat(store.stats().liveBytes() + store.stats().deadBytes()).isEqualTo(frames);
+        assertThat(store.get(b("a"), b("w"))).isEqualTo(b("new"));
+        assertThat(store.get(b("b"), b("w"))).isEqualTo(b("2"));
+        assertThat(store.get(b("c"), b("w"))).isEqualTo(b("3"));
+    }
+
+    @Test
     void shouldReportAMissingSegmentOnRestore() throws IOException {
         store = RmwStore.open(options(), budget);
         store.put(b("k"), b("w"), b("v"));
