@@ -262,6 +262,26 @@ class RmwStoreTest {
     }
 
     @Test
+    void shouldSealAndRestoreAnEmptyStoreAndNumberManifestsOnward() throws IOException {
+        RmwStoreOptions opts = options().build();
+        store = RmwStore.open(opts, budget);
+        SealedStore first = store.seal();
+        assertThat(first.files()).isEmpty();
+        store.put(b("k"), b("w"), b("v"));
+        store.remove(b("k"), b("w"));
+        SealedStore second = store.seal();
+        assertThat(second.manifest()).isNotEqualTo(first.manifest());
+        assertThat(first.manifest()).doesNotExist();
+        store.close();
+        store = RmwStore.restore(opts, budget, second.manifest());
+        assertThat(store.size()).isZero();
+        assertThat(store.get(b("k"), b("w"))).isNull();
+        SealedStore third = store.seal();
+        assertThat(third.manifest().getFileName().toString())
+                .isGreaterThan(second.manifest().getFileName().toString());
+    }
+
+    @Test
     void shouldLeaveSealedFilesUnchangedWhileTheStoreGoesOn() throws IOException {
         store = RmwStore.open(options().build(), budget);
         for (int i = 0; i < 100; i++) {
