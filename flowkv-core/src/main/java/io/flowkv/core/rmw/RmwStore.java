@@ -150,7 +150,9 @@ public final class RmwStore implements AutoCloseable {
         this.hashMask = options.hashMask();
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
         Files.createDirectories(directory);
-        int chunk = (int) Math.max(64, Math.min(MAX_ARENA_CHUNK, options.writeBufferBytes()));
+        // A sixteenth of the write buffer per chunk: an idle store keeps one chunk, and many idle
+        // stores sharing one budget must not pin it.
+        int chunk = (int) Math.max(256, Math.min(MAX_ARENA_CHUNK, options.writeBufferBytes() / 16));
         RmwWriteBuffer wb = null;
         LongHashIndex idx = null;
         IoBuffer stage = null;
