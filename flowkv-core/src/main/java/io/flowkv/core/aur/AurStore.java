@@ -380,6 +380,11 @@ public final class AurStore implements AutoCloseable {
         liveBytes += flushed;
         stats.addFlushed(flushed);
         publishSpace();
+        if (shouldCompactWithoutRead()) {
+            // Compaction normally rides on a miss's index scan; a store whose windows are
+            // removed without being read must not grow without bound either.
+            compact();
+        }
     }
 
     private void prepareWriters() throws IOException {
@@ -739,18 +744,20 @@ public final class AurStore implements AutoCloseable {
                     at += entryLength[k];
                     continue;
                 }
-                int payload =
-                        FrameDescriptor.verify(scratch, at, length - at, segment.path, start + at);
-                if (payload + FrameDescriptor.HEADER_LENGTH != entryLength[k]) {
-                    throw new CorruptLogException(
-                            segment.path,
-                            start + at,
-                            "data frame of "
-                                    + payload
-                                    + " bytes, index entry says "
-                                    + entryLength[k]);
-                }
                 int id = entryId[k];
+                int payload;
+                try {
+                    payload = verifyFrame(segment, start, at, length, entryLength[k]);
+                } catch (CorruptLogException e) {
+                    if (id == requested) {
+                        throw e;
+                    }
+                    // Only a bet: drop it; the error surfaces when that window is asked for.
+                    evictPrefetched(id);
+                    table.mark[id] = 0;
+                    at += entryLength[k];
+                    continue;
+                }
                 int from = at + FrameDescriptor.HEADER_LENGTH;
                 byte[] target = table.prefetched[id];
                 if (target != null) {
@@ -779,6 +786,18 @@ public final class AurStore implements AutoCloseable {
             any = serveCached(requested, consumer);
         }
         return any;
+    }
+
+    private int verifyFrame(LogSegment segment, long start, int at, int length, int expected)
+            throws CorruptLogException {
+        int payload = FrameDescriptor.verify(scratch, at, length - at, segment.path, start + at);
+        if (payload + FrameDescriptor.HEADER_LENGTH != expected) {
+            throw new CorruptLogException(
+                    segment.path,
+                    start + at,
+                    "data frame of " + payload + " bytes, index entry says " + expected);
+        }
+        return payload;
     }
 
     private LogSegment dataSegment(int id) throws IOException {
@@ -839,6 +858,12 @@ public final class AurStore implements AutoCloseable {
             return false;
         }
         return liveBytes <= 0 || (double) (liveBytes + deadBytes) / liveBytes > compactionThreshold;
+    }
+
+    private boolean shouldCompactWithoutRead() {
+        return deadBytes > 0
+                && (liveBytes <= 0
+                        || (double) (liveBytes + deadBytes) / liveBytes > 2 * compactionThreshold);
     }
 
     /** Moves every live data frame to a new data log and rewrites the index log, now. */

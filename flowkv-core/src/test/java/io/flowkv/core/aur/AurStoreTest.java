@@ -256,6 +256,41 @@ class AurStoreTest {
     }
 
     @Test
+    void shouldServeARequestedWindowWhenOnlyAPredictedWindowIsCorrupt() throws IOException {
+        AurStoreOptions.Builder options = options().readBatchRatio(1.0);
+        open(options);
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("bad"), window, bytes("corrupted soon"), 1);
+        store.append(bytes("good"), window, bytes("fine"), 1);
+        SealedStore sealed = store.seal();
+        Path data = sealed.files().get(0).path();
+        reopen(options, sealed);
+        // Frames are written in window-creation order: "bad" is the first frame of the log.
+        flipByte(data, 32 + 8 + 6);
+        assertThat(read(store, bytes("good"), window)).containsExactly("fine");
+        assertThatThrownBy(() -> read(store, bytes("bad"), window))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(data.getFileName().toString());
+    }
+
+    @Test
+    void shouldCompactOnFlushWhenWindowsAreRemovedWithoutBeingRead() throws IOException {
+        open(options().maxSpaceAmplification(1.5));
+        byte[] window = timeWindow(0, 10);
+        for (int round = 0; round < 20; round++) {
+            for (int i = 0; i < 20; i++) {
+                store.append(bytes("r" + round + "k" + i), window, bytes("v" + i), i);
+            }
+            store.flush();
+            for (int i = 0; i < 20; i++) {
+                store.remove(bytes("r" + round + "k" + i), window);
+            }
+        }
+        assertThat(store.stats().compactions()).isPositive();
+        assertThat(storeFiles().size()).isLessThanOrEqualTo(3);
+    }
+
+    @Test
     void shouldRejectACorruptIndexLogOnRestore() throws IOException {
         AurStoreOptions.Builder options = options();
         open(options);
