@@ -112,6 +112,7 @@ class AurStoreModelTest {
         int keys = 5 + rnd.nextInt(40);
         long t = 0;
         int counter = 0;
+        int faults = 0;
         for (int op = 0; op < OPS; op++) {
             int r = rnd.nextInt(1000);
             String at = ctx + " op=" + op;
@@ -134,8 +135,22 @@ class AurStoreModelTest {
                 }
             } else if (r < 880) {
                 store.flush();
-            } else if (r < 895) {
+            } else if (r < 890) {
                 store.compact();
+            } else if (r < 900) {
+                // A disk that fails mid-operation: nothing acknowledged may be lost.
+                io.failAfterWrites(rnd.nextInt(6));
+                try {
+                    switch (rnd.nextInt(3)) {
+                        case 0 -> store.flush();
+                        case 1 -> store.compact();
+                        default -> store.seal();
+                    }
+                } catch (IOException expected) {
+                    faults++;
+                } finally {
+                    io.failWrites(false);
+                }
             } else if (r < 905) {
                 SealedStore sealed = store.seal();
                 store.close();
@@ -186,6 +201,8 @@ class AurStoreModelTest {
                         + ctx
                         + " windows="
                         + all.size()
+                        + " injectedFaults="
+                        + faults
                         + " hitRatio="
                         + store.hitRatio()
                         + " readAmplification="
