@@ -76,6 +76,7 @@ public final class AurStore implements AutoCloseable {
     private static final int INDEX_FRAME_TARGET = 32 * 1024;
     private static final int SCAN_BUFFER = 64 * 1024;
     private static final int MAX_COALESCED_READ = 256 * 1024;
+    private static final int MIN_READ_BUFFER = 8 * 1024;
     private static final long MAX_TRANSFER = 64L << 20;
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
@@ -97,10 +98,13 @@ public final class AurStore implements AutoCloseable {
     private final List<LogSegment> indexSegments = new ArrayList<>();
     private LogSegment activeData;
     private LogWriter dataWriter;
-    private IoBuffer dataStaging;
+
+    /** Staging buffers live as long as the store: a flush must never wait for budget. */
+    private final IoBuffer dataStaging;
+
     private LogSegment activeIndex;
     private LogWriter indexWriter;
-    private IoBuffer indexStaging;
+    private final IoBuffer indexStaging;
 
     /** A write failed: the writers must be rolled back to the segments' good sizes before use. */
     private boolean writerFault;
@@ -140,9 +144,21 @@ public final class AurStore implements AutoCloseable {
         Jitter jitter = options.newJitter();
         this.writeBufferLimit = jitter.scale(options.writeBufferLimit());
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
-        this.table = new WindowStatTable(budget, 1024);
+        this.table = new WindowStatTable(budget, 64);
         int chunk = (int) Math.min(64 * 1024, Math.max(1024, writeBufferLimit / 4));
         this.writeBuffer = new OffHeapArena(budget, chunk);
+        IoBuffer data = null;
+        try {
+            data = IoBuffer.allocate(budget, DATA_STAGING, "AUR data log staging");
+            this.indexStaging = IoBuffer.allocate(budget, INDEX_STAGING, "AUR index log staging");
+        } catch (RuntimeException e) {
+            if (data != null) {
+                data.close();
+            }
+            table.release();
+            throw e;
+        }
+        this.dataStaging = data;
     }
 
     /** A new, empty store in {@code options.directory()} (created if missing). */
@@ -397,30 +413,24 @@ public final class AurStore implements AutoCloseable {
         if (dataWriter == null) {
             int id = newFileId(DATA_PREFIX);
             Path path = directory.resolve(fileName(DATA_PREFIX, id));
-            IoBuffer staging = IoBuffer.allocate(budget, DATA_STAGING, "AUR data log staging");
             try {
-                dataWriter = LogWriter.create(io, path, FileType.AUR_DATA_LOG, id, staging);
+                dataWriter = LogWriter.create(io, path, FileType.AUR_DATA_LOG, id, dataStaging);
             } catch (IOException | RuntimeException e) {
-                staging.close();
                 deleteQuietly(path, e);
                 throw e;
             }
-            dataStaging = staging;
             activeData = new LogSegment(id, path, FileType.AUR_DATA_LOG, dataWriter.size());
             dataSegments.add(activeData);
         }
         if (indexWriter == null) {
             int id = newFileId(INDEX_PREFIX);
             Path path = directory.resolve(fileName(INDEX_PREFIX, id));
-            IoBuffer staging = IoBuffer.allocate(budget, INDEX_STAGING, "AUR index log staging");
             try {
-                indexWriter = LogWriter.create(io, path, FileType.AUR_INDEX_LOG, id, staging);
+                indexWriter = LogWriter.create(io, path, FileType.AUR_INDEX_LOG, id, indexStaging);
             } catch (IOException | RuntimeException e) {
-                staging.close();
                 deleteQuietly(path, e);
                 throw e;
             }
-            indexStaging = staging;
             activeIndex = new LogSegment(id, path, FileType.AUR_INDEX_LOG, indexWriter.size());
             indexSegments.add(activeIndex);
         }
@@ -448,23 +458,13 @@ public final class AurStore implements AutoCloseable {
     private void closeDataWriter() throws IOException {
         LogWriter writer = dataWriter;
         dataWriter = null;
-        try {
-            writer.close();
-        } finally {
-            dataStaging.close();
-            dataStaging = null;
-        }
+        writer.close();
     }
 
     private void closeIndexWriter() throws IOException {
         LogWriter writer = indexWriter;
         indexWriter = null;
-        try {
-            writer.close();
-        } finally {
-            indexStaging.close();
-            indexStaging = null;
-        }
+        writer.close();
     }
 
     private int newFileId(String prefix) {
@@ -554,6 +554,16 @@ public final class AurStore implements AutoCloseable {
 
     /** A miss: one index scan loads the requested window and the predicted ones. */
     private boolean batchRead(int requested, ValueConsumer consumer) throws IOException {
+        prepareReadBuffer();
+        reserveScanBuffer();
+        try {
+            return batchReadReserved(requested, consumer);
+        } finally {
+            budget.release(SCAN_BUFFER);
+        }
+    }
+
+    private boolean batchReadReserved(int requested, ValueConsumer consumer) throws IOException {
         long stamp = ++batchStamp;
         evictServedPrefetched();
         long limit = options.prefetchBufferLimit();
@@ -729,7 +739,7 @@ public final class AurStore implements AutoCloseable {
                     && table.mark[entryId[j]] == stamp
                     && Positions.segment(entryPosition[j]) == segmentId
                     && Positions.offset(entryPosition[j]) == end
-                    && end + entryLength[j] - start <= MAX_COALESCED_READ) {
+                    && end + entryLength[j] - start <= scratch.length) {
                 end += entryLength[j];
                 j++;
             }
@@ -869,8 +879,13 @@ public final class AurStore implements AutoCloseable {
     /** Moves every live data frame to a new data log and rewrites the index log, now. */
     public void compact() throws IOException {
         checkOpen();
-        entryCount = 0;
-        scanIndex(true, ++batchStamp);
+        reserveScanBuffer();
+        try {
+            entryCount = 0;
+            scanIndex(true, ++batchStamp);
+        } finally {
+            budget.release(SCAN_BUFFER);
+        }
     }
 
     /**
@@ -879,8 +894,18 @@ public final class AurStore implements AutoCloseable {
      * and every live entry into a new index log.
      */
     private void scanIndex(boolean compact, long stamp) throws IOException {
-        Compaction compaction = compact ? new Compaction() : null;
-        budget.reserve(SCAN_BUFFER, "AUR index scan buffer");
+        Compaction compaction = null;
+        if (compact) {
+            if (writerFault) {
+                truncateWriters();
+            }
+            if (indexWriter != null) {
+                // The compaction's index log takes over the staging buffer and, once installed,
+                // further flushes; if it fails, the next flush starts a new index log.
+                closeIndexWriter();
+            }
+            compaction = new Compaction();
+        }
         try {
             for (LogSegment segment : indexSegments) {
                 FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
@@ -912,8 +937,6 @@ public final class AurStore implements AutoCloseable {
                 compaction.abort(e);
             }
             throw e;
-        } finally {
-            budget.release(SCAN_BUFFER);
         }
         if (compaction != null) {
             install(compaction);
@@ -949,7 +972,6 @@ public final class AurStore implements AutoCloseable {
         final LogSegment data;
         final FileChannel dataChannel;
         final LogSegment index;
-        final IoBuffer staging;
         final LogWriter writer;
         long dataSize = LogFileHeader.LENGTH;
         long indexFrame = -1;
@@ -976,18 +998,13 @@ public final class AurStore implements AutoCloseable {
             }
             int indexId = newFileId(INDEX_PREFIX);
             Path indexPath = directory.resolve(fileName(INDEX_PREFIX, indexId));
-            IoBuffer buffer;
             LogWriter out;
             try {
-                buffer = IoBuffer.allocate(budget, INDEX_STAGING, "AUR compaction index staging");
-                try {
-                    out = LogWriter.create(io, indexPath, FileType.AUR_INDEX_LOG, indexId, buffer);
-                } catch (IOException | RuntimeException e) {
-                    buffer.close();
-                    deleteQuietly(indexPath, e);
-                    throw e;
-                }
+                out =
+                        LogWriter.create(
+                                io, indexPath, FileType.AUR_INDEX_LOG, indexId, indexStaging);
             } catch (IOException | RuntimeException e) {
+                deleteQuietly(indexPath, e);
                 closeQuietly(channel, e);
                 deleteQuietly(dataPath, e);
                 throw e;
@@ -995,7 +1012,6 @@ public final class AurStore implements AutoCloseable {
             this.data = new LogSegment(dataId, dataPath, FileType.AUR_DATA_LOG, dataSize);
             this.dataChannel = channel;
             this.index = new LogSegment(indexId, indexPath, FileType.AUR_INDEX_LOG, 0);
-            this.staging = buffer;
             this.writer = out;
         }
 
@@ -1081,7 +1097,6 @@ public final class AurStore implements AutoCloseable {
             } catch (IOException e) {
                 cause.addSuppressed(e);
             }
-            staging.close();
             deleteQuietly(data.path, cause);
             deleteQuietly(index.path, cause);
         }
@@ -1092,14 +1107,9 @@ public final class AurStore implements AutoCloseable {
         List<LogSegment> oldData = new ArrayList<>(dataSegments);
         List<LogSegment> oldIndex = new ArrayList<>(indexSegments);
         LogWriter oldDataWriter = dataWriter;
-        IoBuffer oldDataStaging = dataStaging;
-        LogWriter oldIndexWriter = indexWriter;
-        IoBuffer oldIndexStaging = indexStaging;
         dataWriter = null;
-        dataStaging = null;
         activeData = null;
         indexWriter = c.writer;
-        indexStaging = c.staging;
         activeIndex = c.index;
         writerFault = false;
         dataSegments.clear();
@@ -1114,8 +1124,7 @@ public final class AurStore implements AutoCloseable {
         stats.addCompaction(c.moved);
         deadBytes = 0;
         publishSpace();
-        failure = closeWriter(oldDataWriter, oldDataStaging, failure);
-        failure = closeWriter(oldIndexWriter, oldIndexStaging, failure);
+        failure = closeWriter(oldDataWriter, failure);
         for (LogSegment segment : oldData) {
             failure = closeAndDelete(segment, failure);
         }
@@ -1127,14 +1136,12 @@ public final class AurStore implements AutoCloseable {
         }
     }
 
-    private IOException closeWriter(LogWriter writer, IoBuffer staging, IOException failure) {
+    private static IOException closeWriter(LogWriter writer, IOException failure) {
         if (writer != null) {
             try {
                 writer.close();
             } catch (IOException e) {
                 failure = chain(failure, e);
-            } finally {
-                staging.close();
             }
         }
         return failure;
@@ -1187,6 +1194,15 @@ public final class AurStore implements AutoCloseable {
     /** Visits every live value: per window the flushed ones, then those in the write buffer. */
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
+        reserveScanBuffer();
+        try {
+            forEachReserved(visitor);
+        } finally {
+            budget.release(SCAN_BUFFER);
+        }
+    }
+
+    private void forEachReserved(EntryVisitor visitor) throws IOException {
         IndexEntryDescriptor e = new IndexEntryDescriptor();
         for (LogSegment segment : indexSegments) {
             FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
@@ -1464,6 +1480,13 @@ public final class AurStore implements AutoCloseable {
                 : (double) dataBytesRead / valueBytesServedFromDisk;
     }
 
+    /**
+     * The space amplification that triggers compaction: the MSA scaled by this instance's jitter.
+     */
+    double compactionThreshold() {
+        return compactionThreshold;
+    }
+
     /** Windows in the stat table. */
     public int liveWindows() {
         return table.size();
@@ -1481,8 +1504,8 @@ public final class AurStore implements AutoCloseable {
                 + writeBuffer.reservedBytes()
                 + prefetchUsed
                 + workReserved
-                + (dataStaging == null ? 0 : dataStaging.capacity())
-                + (indexStaging == null ? 0 : indexStaging.capacity());
+                + dataStaging.capacity()
+                + indexStaging.capacity();
     }
 
     private void publishSpace() {
@@ -1511,6 +1534,51 @@ public final class AurStore implements AutoCloseable {
     private void reserveWork(long bytes) {
         budget.reserve(bytes, "AUR work arrays");
         workReserved += bytes;
+    }
+
+    /** The index scan's buffer is charged while a scan runs. */
+    private void reserveScanBuffer() throws IOException {
+        if (!budget.tryReserve(SCAN_BUFFER)) {
+            makeRoom();
+            budget.reserve(SCAN_BUFFER, "AUR index scan buffer");
+        }
+    }
+
+    /**
+     * Coalesced reads go through one buffer of up to {@link #MAX_COALESCED_READ} bytes; with less
+     * budget they are simply shorter.
+     */
+    private void prepareReadBuffer() throws IOException {
+        if (scratch.length < MAX_COALESCED_READ) {
+            long delta = MAX_COALESCED_READ - scratch.length;
+            if (budget.tryReserve(delta)) {
+                workReserved += delta;
+                scratch = new byte[MAX_COALESCED_READ];
+            } else {
+                ensureScratchOrMakeRoom(MIN_READ_BUFFER);
+            }
+        }
+    }
+
+    private void ensureScratchOrMakeRoom(int length) throws IOException {
+        if (scratch.length >= length) {
+            return;
+        }
+        long delta = length - scratch.length;
+        if (!budget.tryReserve(delta)) {
+            makeRoom();
+            budget.reserve(delta, "AUR read buffer");
+        }
+        workReserved += delta;
+        scratch = new byte[length];
+    }
+
+    /** A budget refusal means flush (and drop bets), never allocate anyway. */
+    private void makeRoom() throws IOException {
+        evictAllPrefetched();
+        if (dirtyCount > 0) {
+            flush();
+        }
     }
 
     private void ensureScratch(int length) {
@@ -1544,12 +1612,12 @@ public final class AurStore implements AutoCloseable {
         }
         closed = true;
         IOException failure = null;
-        failure = closeWriter(dataWriter, dataStaging, failure);
-        failure = closeWriter(indexWriter, indexStaging, failure);
+        failure = closeWriter(dataWriter, failure);
+        failure = closeWriter(indexWriter, failure);
         dataWriter = null;
         indexWriter = null;
-        dataStaging = null;
-        indexStaging = null;
+        dataStaging.close();
+        indexStaging.close();
         for (LogSegment segment : dataSegments) {
             failure = closeSegment(segment, failure);
         }

@@ -177,6 +177,7 @@ class AurStoreTest {
         }
         assertThat(store.stats().spaceAmplification()).isLessThan(1.5);
         store.compact();
+        assertThat(io.transfers()).as("live frames moved with transferTo").isPositive();
         assertThat(store.stats().compactions()).isEqualTo(1);
         assertThat(store.stats().deadBytes()).isZero();
         assertThat(storeFiles()).doesNotContainAnyElementsOf(before).hasSize(2);
@@ -197,6 +198,43 @@ class AurStoreTest {
                     .isEqualTo(i < 80 ? null : List.of("value-" + i));
         }
         assertThat(storeFiles()).hasSize(2);
+    }
+
+    @Test
+    void shouldJitterTheCompactionThresholdPerInstanceNeverAboveTheMsa() throws IOException {
+        java.util.Set<Double> thresholds = new java.util.HashSet<>();
+        for (int seed = 0; seed < 8; seed++) {
+            AurStore s =
+                    AurStore.open(
+                            AurStoreOptions.builder(dir.resolve("j" + seed))
+                                    .maxSpaceAmplification(1.5)
+                                    .jitterSeed(seed)
+                                    .build(),
+                            budget);
+            assertThat(s.compactionThreshold()).isGreaterThan(1.0).isLessThanOrEqualTo(1.5);
+            thresholds.add(s.compactionThreshold());
+            s.close();
+        }
+        assertThat(thresholds).as("instances do not compact in lockstep").hasSizeGreaterThan(1);
+    }
+
+    @Test
+    void shouldFlushWhenTheBudgetRefusesMoreWriteBuffer() throws IOException {
+        MemoryBudget small = new MemoryBudget(400 * 1024);
+        AurStore s = AurStore.open(options().writeBufferLimit(64L << 20).build(), small);
+        try {
+            byte[] window = timeWindow(0, 10);
+            String value = "x".repeat(1000);
+            for (int i = 0; i < 2000; i++) {
+                s.append(bytes("k" + (i % 10)), window, bytes(value), i);
+                assertThat(small.used()).isLessThanOrEqualTo(small.capacity());
+            }
+            assertThat(s.stats().flushes()).as("flushed on budget refusal").isPositive();
+            assertThat(read(s, bytes("k3"), window)).hasSize(200);
+        } finally {
+            s.close();
+        }
+        assertThat(small.used()).isZero();
     }
 
     @Test

@@ -21,6 +21,7 @@ final class FaultyFileIo implements FileIo {
     private final Set<Channel> open = ConcurrentHashMap.newKeySet();
     private volatile boolean failWrites;
     private volatile int writesUntilFailure = -1;
+    private volatile int transfers;
 
     void failWrites(boolean fail) {
         this.failWrites = fail;
@@ -30,6 +31,11 @@ final class FaultyFileIo implements FileIo {
     /** Lets {@code n} more write calls succeed, then fails all until {@link #failWrites} false. */
     void failAfterWrites(int n) {
         this.writesUntilFailure = n;
+    }
+
+    /** Calls of {@code FileChannel.transferTo}: the zero-copy path of compaction. */
+    int transfers() {
+        return transfers;
     }
 
     int openChannels() {
@@ -127,6 +133,7 @@ final class FaultyFileIo implements FileIo {
         public long transferTo(long position, long count, WritableByteChannel target)
                 throws IOException {
             checkWrite(file);
+            transfers++;
             // Unwrap so the kernel's zero-copy path is taken, as in production.
             WritableByteChannel t =
                     target instanceof Channel ? ((Channel) target).delegate : target;
