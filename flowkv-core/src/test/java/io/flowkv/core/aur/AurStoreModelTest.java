@@ -36,7 +36,7 @@ class AurStoreModelTest {
     @TempDir Path dir;
 
     private final FaultyFileIo io = new FaultyFileIo();
-    private final MemoryBudget budget = new MemoryBudget(64L << 20);
+    private MemoryBudget budget = new MemoryBudget(64L << 20);
     private AurStore store;
 
     @AfterEach
@@ -104,7 +104,9 @@ class AurStoreModelTest {
                         .fileIo(io)
                         .jitterSeed(seed)
                         .build();
-        ctx += " ratio=" + ratio + " prefetchLimit=" + prefetchLimit;
+        // A tight budget makes appends and reads flush on refusal.
+        budget = new MemoryBudget(rnd.nextInt(4) == 0 ? 520 * 1024 : 64L << 20);
+        ctx += " ratio=" + ratio + " prefetchLimit=" + prefetchLimit + " budget=" + budget;
         store = AurStore.open(options, budget);
 
         Map<String, List<Session>> byKey = new HashMap<>();
