@@ -57,8 +57,16 @@ import static io.flowkv.core.aur.WindowStatTable.SERVED;
  * when total over live data bytes exceeds the (per-instance jittered) maximum space amplification.
  * Prefetched values are copies, so compaction leaves them valid.
  *
+ * <p><b>Trade-offs.</b> The prediction's "now" is the read clock: the largest ETT among windows
+ * read so far, since the engine fires windows in trigger-time order; windows already read since
+ * their last append are not bet on again. Prefetched values are heap arrays (charged to the budget)
+ * so that a consumer reads them in place; the write buffer is off-heap. A prefetched window that
+ * gets newly flushed data is evicted rather than extended: simpler, and such a window was
+ * mispredicted anyway. The stat table holds every live window's key and window bytes, which the
+ * index scan needs to tell live entries from dead ones without an in-memory position index.
+ *
  * <p>Single writer thread, no locks. Every byte held in memory is charged to the {@link
- * MemoryBudget}.
+ * MemoryBudget}; a refusal flushes the write buffer and drops prefetched windows.
  */
 public final class AurStore implements AutoCloseable {
     static final String DATA_PREFIX = "aur-data-";
