@@ -147,6 +147,32 @@ class AurPredictionTest {
     }
 
     @Test
+    void shouldPrefetchTheRatioOfLiveWindowsNearestToTheirTrigger() throws IOException {
+        AurStore store = open("nearest", 0.05);
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            order.add(i);
+        }
+        java.util.Collections.shuffle(order, new java.util.Random(42));
+        byte[] w = timeWindow(0, 10);
+        for (int i : order) {
+            store.append(bytes("k" + i), w, bytes("v" + i), i);
+            store.setTriggerTime(bytes("k" + i), w, 1000 + 10L * i);
+        }
+        store.flush();
+        assertThat(read(store, bytes("k0"), w)).containsExactly("v0");
+        assertThat(store.stats().prefetchMisses()).isEqualTo(1);
+        // N = ceil(0.05 x 100 live windows) = 5: k1..k5, the next five to trigger, were loaded.
+        for (int i = 1; i <= 5; i++) {
+            assertThat(read(store, bytes("k" + i), w)).containsExactly("v" + i);
+        }
+        assertThat(store.stats().prefetchHits()).isEqualTo(5);
+        assertThat(read(store, bytes("k6"), w)).containsExactly("v6");
+        assertThat(store.stats().prefetchMisses()).isEqualTo(2);
+        assertThat(store.stats().bytesPrefetched()).isPositive();
+    }
+
+    @Test
     void shouldNeverServeStaleValuesWhenAPrefetchedWindowGetsANewElement() throws IOException {
         AurStore store = open("mispredict", 1.0);
         byte[] k1 = bytes("k1");
