@@ -32,6 +32,7 @@ class AurStoreModelTest {
     private static final int RUNS = 4;
     private static final int OPS = 4000;
     private static final long BOUND = 20;
+    private static final byte[] GLOBAL = new byte[0];
 
     @TempDir Path dir;
 
@@ -115,10 +116,26 @@ class AurStoreModelTest {
         long t = 0;
         int counter = 0;
         int faults = 0;
+        Map<String, List<String>> globals = new HashMap<>();
         for (int op = 0; op < OPS; op++) {
             int r = rnd.nextInt(1000);
             String at = ctx + " op=" + op;
-            if (r < 650) {
+            if (r < 50) {
+                // A global (count-like) window: ETT unknown, never predicted, read on demand.
+                String key = "g" + rnd.nextInt(5);
+                String value = "g" + counter++;
+                store.append(bytes(key), GLOBAL, bytes(value), t);
+                globals.computeIfAbsent(key, x -> new ArrayList<>()).add(value);
+                if (rnd.nextInt(4) == 0) {
+                    assertThat(read(store, bytes(key), GLOBAL))
+                            .as(at + " global " + key)
+                            .isEqualTo(globals.get(key));
+                }
+                if (rnd.nextInt(20) == 0) {
+                    store.remove(bytes(key), GLOBAL);
+                    globals.remove(key);
+                }
+            } else if (r < 650) {
                 t += rnd.nextInt(6);
                 int k = rnd.nextInt(keys);
                 String key = "k" + k;
@@ -139,6 +156,7 @@ class AurStoreModelTest {
                 store.flush();
             } else if (r < 890) {
                 store.compact();
+                assertThat(store.stats().deadBytes()).as(at + " dead after compaction").isZero();
             } else if (r < 900) {
                 // A disk that fails mid-operation: nothing acknowledged may be lost.
                 io.failAfterWrites(rnd.nextInt(6));
@@ -184,6 +202,11 @@ class AurStoreModelTest {
         for (Session s : all) {
             check(s, ctx + " final");
         }
+        for (Map.Entry<String, List<String>> g : globals.entrySet()) {
+            assertThat(read(store, bytes(g.getKey()), GLOBAL))
+                    .as(ctx + " final global")
+                    .isEqualTo(g.getValue());
+        }
         Map<String, List<String>> visited = new HashMap<>();
         store.forEach(
                 (key, window, buf, off, len) ->
@@ -197,6 +220,7 @@ class AurStoreModelTest {
         for (Session s : all) {
             expected.put(s.key + "@" + java.util.Arrays.toString(s.window()), s.values);
         }
+        globals.forEach((key, values) -> expected.put(key + "@[]", values));
         assertThat(visited).as(ctx + " forEach").isEqualTo(expected);
         System.out.println(
                 "  "
