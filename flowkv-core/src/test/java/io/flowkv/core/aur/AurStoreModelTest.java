@@ -195,6 +195,9 @@ class AurStoreModelTest {
                     .as(at + " prefetch buffer bound")
                     .isLessThanOrEqualTo(prefetchLimit);
             assertThat(store.stats().liveBytes()).as(at).isGreaterThanOrEqualTo(0);
+            assertThat(store.memoryUsed())
+                    .as(at + " every byte held is charged to the budget")
+                    .isEqualTo(budget.used());
         }
 
         List<Session> all = new ArrayList<>(fired);
