@@ -243,7 +243,8 @@ public final class AurStore implements AutoCloseable {
     /**
      * Sets the window's trigger time as the engine knows it (a registered timer, a merged window's
      * end). It wins over estimates from timestamps until set again. {@link
-     * TriggerTimePredictor#UNKNOWN} means "no idea".
+     * TriggerTimePredictor#UNKNOWN} means "no idea". A window not yet in the store gets a stat
+     * entry (timers may be registered before the first element); {@link #remove} drops it.
      */
     public void setTriggerTime(byte[] key, byte[] window, long ett) {
         checkOpen();
