@@ -225,9 +225,11 @@ class AarStoreModelTest {
         private void sealAndRestore() throws IOException {
             SealedStore sealed = store.seal();
             for (SealedStore.SealedFile f : sealed.files()) {
+                // A segment abandoned because even its rollback failed keeps the torn tail of the
+                // failed append past its recorded length; readers stop at that length.
                 assertThat(Files.size(f.path()))
                         .as("%s: sealed %s", where(), f.path())
-                        .isEqualTo(f.length());
+                        .isGreaterThanOrEqualTo(f.length());
             }
             flushes += store.stats().flushes();
             bytesRead += store.stats().bytesRead();
