@@ -27,6 +27,6 @@
  * A partition's content is always "its segments replayed in order, then its buffered chain", which
  * is what reads return. Usually one partition is loaded at a time; more stay loaded only while the
  * budget holds them and still leaves the write buffer room to reach its limit. File formats:
- * docs/format-aar.md.
+ * docs/FORMAT.md.
  */
 package io.flowkv.core.aar;

@@ -8,8 +8,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * Little-endian encoding of the AUR manifest payload (layout in docs/format-aur.md). The reader
- * checks every field against the payload's end and reports the file offset of a bad one.
+ * Little-endian encoding of the AUR manifest payload (layout in docs/FORMAT.md). The reader checks
+ * every field against the payload's end and reports the file offset of a bad one.
  */
 final class ManifestCodec {
     /** Where the payload starts in a manifest file: after the file header and frame header. */

@@ -27,6 +27,6 @@
  *
  * {@link io.flowkv.core.aur.AurStore} is the store, {@link io.flowkv.core.aur.AurStoreOptions} its
  * configuration, {@link io.flowkv.core.aur.TriggerTimePredictor} the seam for custom windows. File
- * layouts are in docs/format-aur.md.
+ * layouts are in docs/FORMAT.md.
  */
 package io.flowkv.core.aur;

@@ -9,7 +9,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 
 /**
- * The payload of an RMW manifest (see docs/format-rmw.md). Little-endian.
+ * The payload of an RMW manifest (see docs/FORMAT.md). Little-endian.
  *
  * <pre>
  *  int  format version (1)

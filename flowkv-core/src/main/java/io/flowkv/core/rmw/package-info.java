@@ -27,6 +27,6 @@
  *  restore(): scan the listed segments in order, checksums verified; later records win
  * </pre>
  *
- * The file format is described in {@code docs/format-rmw.md}.
+ * The file format is described in {@code docs/FORMAT.md}.
  */
 package io.flowkv.core.rmw;
