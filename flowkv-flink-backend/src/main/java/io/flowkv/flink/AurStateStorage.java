@@ -1,0 +1,101 @@
+package io.flowkv.flink;
+
+import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.aur.AurStore;
+import io.flowkv.core.aur.AurStoreOptions;
+import io.flowkv.core.memory.MemoryBudget;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Window contents of session, global and unknown windows on AUR stores, {@code partitions}
+ * instances by key group. Appends carry no timestamp (Flink's list state does not pass one): the
+ * exact trigger times come from the merging window set through {@link #setTriggerTime}.
+ */
+final class AurStateStorage extends PartitionedStorage<AurStore> {
+    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
+
+    AurStateStorage(
+            Path dir,
+            MemoryBudget budget,
+            FlowKVSettings settings,
+            int keyGroupPrefixBytes,
+            long seed)
+            throws IOException {
+        super(keyGroupPrefixBytes);
+        int n = settings.partitions();
+        try {
+            for (int i = 0; i < n; i++) {
+                Path instanceDir = Files.createDirectories(dir.resolve("p" + i));
+                instances.add(
+                        AurStore.open(
+                                AurStoreOptions.builder(instanceDir)
+                                        .readBatchRatio(settings.readBatchRatio())
+                                        .maxSpaceAmplification(settings.maxSpaceAmplification())
+                                        .writeBufferLimit(
+                                                settings.writeBufferBytes(budget.capacity(), 2 * n))
+                                        .prefetchBufferLimit(
+                                                Math.max(1 << 20, budget.capacity() / (4L * n)))
+                                        .jitterSeed(seed * 1_000_003L + i)
+                                        .build(),
+                                budget));
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    @Override
+    public StorePattern pattern() {
+        return StorePattern.AUR;
+    }
+
+    @Override
+    public boolean isList() {
+        return true;
+    }
+
+    @Override
+    public void append(byte[] key, byte[] namespace, byte[] element) throws IOException {
+        instanceFor(key).append(key, namespace, element, NO_TIMESTAMP);
+    }
+
+    @Override
+    public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException {
+        return instanceFor(key).get(key, namespace, out);
+    }
+
+    @Override
+    public byte[] get(byte[] key, byte[] namespace) {
+        throw new IllegalStateException("The AUR store holds list state only");
+    }
+
+    @Override
+    public void put(byte[] key, byte[] namespace, byte[] value) {
+        throw new IllegalStateException("The AUR store holds list state only");
+    }
+
+    @Override
+    public void remove(byte[] key, byte[] namespace) {
+        instanceFor(key).remove(key, namespace);
+    }
+
+    @Override
+    public void setTriggerTime(byte[] key, byte[] namespace, long triggerTime) {
+        instanceFor(key).setTriggerTime(key, namespace, triggerTime);
+    }
+
+    @Override
+    protected void forEachIn(AurStore instance, EntryVisitor visitor) throws IOException {
+        instance.forEach(visitor);
+    }
+
+    @Override
+    public void flush() throws IOException {
+        forEachInstance(AurStore::flush);
+    }
+}

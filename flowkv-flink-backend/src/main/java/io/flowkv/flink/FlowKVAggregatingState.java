@@ -1,0 +1,123 @@
+package io.flowkv.flink;
+
+import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.state.AggregatingStateDescriptor;
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.runtime.state.internal.InternalAggregatingState;
+
+import java.io.IOException;
+import java.util.Collection;
+
+/** Aggregating state: read-modify-write of one accumulator per (key, namespace). */
+final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractFlowKVState<K, N, ACC>
+        implements InternalAggregatingState<K, N, IN, ACC, OUT> {
+    private AggregateFunction<IN, ACC, OUT> aggregateFunction;
+
+    FlowKVAggregatingState(
+            FlowKVKeyedStateBackend<K> backend,
+            StateStorage storage,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<ACC> accumulatorSerializer,
+            AggregateFunction<IN, ACC, OUT> aggregateFunction) {
+        super(backend, storage, namespaceSerializer, accumulatorSerializer);
+        this.aggregateFunction = aggregateFunction;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static <K, N, SV> AbstractFlowKVState<K, N, SV> create(
+            StateDescriptor<?, SV> descriptor,
+            FlowKVKeyedStateBackend<K> backend,
+            StateStorage storage,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<SV> stateSerializer) {
+        return (AbstractFlowKVState)
+                new FlowKVAggregatingState<>(
+                        backend,
+                        storage,
+                        namespaceSerializer,
+                        stateSerializer,
+                        ((AggregatingStateDescriptor<?, SV, ?>) descriptor).getAggregateFunction());
+    }
+
+    @SuppressWarnings("unchecked")
+    void setAggregateFunction(AggregateFunction<?, ACC, ?> aggregateFunction) {
+        this.aggregateFunction = (AggregateFunction<IN, ACC, OUT>) aggregateFunction;
+    }
+
+    @Override
+    public OUT get() throws IOException {
+        ACC accumulator = getInternal();
+        return accumulator == null ? null : aggregateFunction.getResult(accumulator);
+    }
+
+    @Override
+    public ACC getInternal() throws IOException {
+        byte[] bytes = storage.get(keyBytes(), namespaceBytes());
+        return bytes == null ? null : deserialize(bytes);
+    }
+
+    @Override
+    public void updateInternal(ACC value) throws IOException {
+        if (value == null) {
+            clear();
+        } else {
+            storage.put(keyBytes(), namespaceBytes(), serialize(value));
+        }
+    }
+
+    @Override
+    public void add(IN value) throws IOException {
+        byte[] key = keyBytes();
+        byte[] namespace = namespaceBytes();
+        byte[] bytes = storage.get(key, namespace);
+        ACC accumulator =
+                bytes == null ? aggregateFunction.createAccumulator() : deserialize(bytes);
+        storage.put(key, namespace, serialize(aggregateFunction.add(value, accumulator)));
+    }
+
+    @Override
+    public void mergeNamespaces(N target, Collection<N> sources) throws IOException {
+        if (sources == null || sources.isEmpty()) {
+            return;
+        }
+        byte[] key = keyBytes();
+        ACC merged = null;
+        for (N source : sources) {
+            if (source == null) {
+                continue;
+            }
+            byte[] namespace = namespaceBytes(source);
+            byte[] bytes = storage.get(key, namespace);
+            if (bytes != null) {
+                storage.remove(key, namespace);
+                ACC value = deserialize(bytes);
+                merged = merged == null ? value : aggregateFunction.merge(merged, value);
+            }
+        }
+        if (merged != null) {
+            byte[] targetNamespace = namespaceBytes(target);
+            byte[] existing = storage.get(key, targetNamespace);
+            if (existing != null) {
+                merged = aggregateFunction.merge(merged, deserialize(existing));
+            }
+            storage.put(key, targetNamespace, serialize(merged));
+        }
+    }
+
+    @Override
+    protected byte[] serializedValue(byte[] key, byte[] namespace, TypeSerializer<ACC> safe)
+            throws IOException {
+        return storage.get(key, namespace);
+    }
+
+    @Override
+    byte[] migrateValue(byte[] stored, TypeSerializer<ACC> prior, TypeSerializer<ACC> current)
+            throws IOException {
+        in.setBuffer(stored);
+        ACC value = prior.deserialize(in);
+        out.clear();
+        current.serialize(value, out);
+        return out.getCopyOfBuffer();
+    }
+}

@@ -1,0 +1,650 @@
+package io.flowkv.flink;
+
+import org.apache.flink.api.common.ExecutionConfig;
+import org.apache.flink.api.common.state.AggregatingStateDescriptor;
+import org.apache.flink.api.common.state.ReducingStateDescriptor;
+import org.apache.flink.api.common.state.State;
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.query.TaskKvStateRegistry;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.CompositeKeySerializationUtils;
+import org.apache.flink.runtime.state.HeapPriorityQueuesManager;
+import org.apache.flink.runtime.state.InternalKeyContext;
+import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
+import org.apache.flink.runtime.state.Keyed;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.PriorityComparable;
+import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
+import org.apache.flink.runtime.state.SavepointResources;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.SnapshotStrategyRunner;
+import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTransformFactory;
+import org.apache.flink.runtime.state.StreamCompressionDecorator;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
+import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
+import org.apache.flink.runtime.state.metrics.SizeTrackingStateConfig;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.util.FileUtils;
+import org.apache.flink.util.FlinkRuntimeException;
+import org.apache.flink.util.IOUtils;
+import org.apache.flink.util.StateMigrationException;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.annotation.Nonnull;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.RunnableFuture;
+import java.util.stream.Stream;
+
+/**
+ * The keyed state backend of one operator subtask on FlowKV stores. Each registered state gets the
+ * store that fits how the operator uses it ({@link StoreSelector}), bound on its first access —
+ * when the operator's {@code open()} has registered all its states — and logged once.
+ *
+ * <p>Timers stay on Flink's heap priority queues. Snapshots are full: the synchronous part flushes
+ * the stores and spills their entries by key group ({@link FlowKVSnapshotStrategy}); the
+ * asynchronous part writes them in Flink's canonical key-value layout, so a checkpoint or savepoint
+ * of this backend restores on HashMap or RocksDB and theirs on FlowKV.
+ *
+ * <p>Single-threaded like every keyed backend: only the task thread calls it.
+ */
+public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
+    private static final Logger LOG = LoggerFactory.getLogger(FlowKVKeyedStateBackend.class);
+
+    private final String operatorIdentifier;
+    private final StoreBinder binder;
+    private final int keyGroupPrefixBytes;
+    private final LinkedHashMap<String, RegisteredState> states;
+    private final HeapPriorityQueuesManager priorityQueuesManager;
+    private final FlowKVSnapshotStrategy<K> snapshotStrategy;
+    private final AutoCloseable memoryLease;
+    private long keyVersion;
+    private boolean disposed;
+
+    FlowKVKeyedStateBackend(
+            TaskKvStateRegistry kvStateRegistry,
+            TypeSerializer<K> keySerializer,
+            ClassLoader userCodeClassLoader,
+            ExecutionConfig executionConfig,
+            TtlTimeProvider ttlTimeProvider,
+            LatencyTrackingStateConfig latencyTrackingStateConfig,
+            SizeTrackingStateConfig sizeTrackingStateConfig,
+            CloseableRegistry cancelStreamRegistry,
+            StreamCompressionDecorator keyGroupCompressionDecorator,
+            InternalKeyContext<K> keyContext,
+            String operatorIdentifier,
+            StoreBinder binder,
+            LinkedHashMap<String, RegisteredState> restoredStates,
+            HeapPriorityQueuesManager priorityQueuesManager,
+            AutoCloseable memoryLease) {
+        super(
+                kvStateRegistry,
+                keySerializer,
+                userCodeClassLoader,
+                executionConfig,
+                ttlTimeProvider,
+                latencyTrackingStateConfig,
+                sizeTrackingStateConfig,
+                cancelStreamRegistry,
+                keyGroupCompressionDecorator,
+                keyContext);
+        this.operatorIdentifier = operatorIdentifier;
+        this.binder = binder;
+        this.keyGroupPrefixBytes =
+                CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
+                        keyContext.getNumberOfKeyGroups());
+        this.states = restoredStates;
+        this.priorityQueuesManager = priorityQueuesManager;
+        this.memoryLease = memoryLease;
+        this.snapshotStrategy =
+                new FlowKVSnapshotStrategy<>(
+                        this,
+                        keySerializer,
+                        keyGroupCompressionDecorator,
+                        keyContext.getKeyGroupRange(),
+                        keyGroupPrefixBytes,
+                        binder.factory().baseDirectory());
+    }
+
+    // ------------------------------------------------------------------ keys
+
+    @Override
+    public void setCurrentKey(K newKey) {
+        keyVersion++;
+        super.setCurrentKey(newKey);
+    }
+
+    @Override
+    public void setCurrentKeyAndKeyGroup(K newKey, int newKeyGroupIndex) {
+        keyVersion++;
+        super.setCurrentKeyAndKeyGroup(newKey, newKeyGroupIndex);
+    }
+
+    long keyVersion() {
+        return keyVersion;
+    }
+
+    int keyGroupPrefixBytes() {
+        return keyGroupPrefixBytes;
+    }
+
+    <N> KeyBytes<K, N> keyBytes(TypeSerializer<N> namespaceSerializer) {
+        return new KeyBytes<>(getKeySerializer(), namespaceSerializer, keyGroupPrefixBytes);
+    }
+
+    // ------------------------------------------------------------------ state registration
+
+    @Override
+    @Nonnull
+    public <N, SV, SEV, S extends State, IS extends S> IS createOrUpdateInternalState(
+            @Nonnull TypeSerializer<N> namespaceSerializer,
+            @Nonnull StateDescriptor<S, SV> stateDesc,
+            @Nonnull StateSnapshotTransformFactory<SEV> snapshotTransformFactory)
+            throws Exception {
+        return createOrUpdateInternalState(
+                namespaceSerializer, stateDesc, snapshotTransformFactory, false);
+    }
+
+    @Override
+    @Nonnull
+    @SuppressWarnings("unchecked")
+    public <N, SV, SEV, S extends State, IS extends S> IS createOrUpdateInternalState(
+            @Nonnull TypeSerializer<N> namespaceSerializer,
+            @Nonnull StateDescriptor<S, SV> stateDesc,
+            @Nonnull StateSnapshotTransformFactory<SEV> snapshotTransformFactory,
+            boolean allowFutureMetadataUpdates)
+            throws Exception {
+        RegisteredState registered = states.get(stateDesc.getName());
+        RegisteredKeyValueStateBackendMetaInfo<N, SV> metaInfo;
+        if (registered == null) {
+            metaInfo =
+                    new RegisteredKeyValueStateBackendMetaInfo<>(
+                            stateDesc.getType(),
+                            stateDesc.getName(),
+                            namespaceSerializer,
+                            stateDesc.getSerializer(),
+                            StateSnapshotTransformFactory.noTransform());
+            registered = new RegisteredState(states.size(), metaInfo);
+            states.put(stateDesc.getName(), registered);
+        } else {
+            metaInfo = updateMetaInfo(registered, stateDesc, namespaceSerializer);
+        }
+        if (allowFutureMetadataUpdates) {
+            metaInfo = metaInfo.withSerializerUpgradesAllowed();
+        }
+        registered.metaInfo = metaInfo;
+
+        AbstractFlowKVState<K, N, SV> state = (AbstractFlowKVState<K, N, SV>) registered.state;
+        if (state == null) {
+            state =
+                    createState(
+                            stateDesc,
+                            registered,
+                            namespaceSerializer,
+                            metaInfo.getStateSerializer());
+            registered.state = state;
+        } else {
+            state.setSerializers(namespaceSerializer, metaInfo.getStateSerializer());
+            updateFunctions(state, stateDesc);
+        }
+        linkMergingWindowSet();
+        return (IS) state;
+    }
+
+    @SuppressWarnings("unchecked")
+    private <N, SV, S extends State> RegisteredKeyValueStateBackendMetaInfo<N, SV> updateMetaInfo(
+            RegisteredState registered,
+            StateDescriptor<S, SV> stateDesc,
+            TypeSerializer<N> namespaceSerializer)
+            throws Exception {
+        RegisteredKeyValueStateBackendMetaInfo<N, SV> restored =
+                (RegisteredKeyValueStateBackendMetaInfo<N, SV>) registered.metaInfo;
+        TypeSerializer<N> previousNamespaceSerializer = restored.getNamespaceSerializer();
+        TypeSerializerSchemaCompatibility<N> namespaceCompatibility =
+                restored.updateNamespaceSerializer(namespaceSerializer);
+        if (namespaceCompatibility.isCompatibleAfterMigration()
+                || namespaceCompatibility.isIncompatible()) {
+            throw new StateMigrationException(
+                    "The new namespace serializer ("
+                            + namespaceSerializer
+                            + ") must be compatible with the old namespace serializer ("
+                            + previousNamespaceSerializer
+                            + ").");
+        }
+        restored.checkStateMetaInfo(stateDesc);
+        TypeSerializer<SV> previousStateSerializer = restored.getStateSerializer();
+        TypeSerializerSchemaCompatibility<SV> stateCompatibility =
+                restored.updateStateSerializer(stateDesc.getSerializer());
+        if (stateCompatibility.isIncompatible()) {
+            throw new StateMigrationException(
+                    "The new state serializer ("
+                            + stateDesc.getSerializer()
+                            + ") must not be incompatible with the old state serializer ("
+                            + previousStateSerializer
+                            + ").");
+        }
+        if (stateCompatibility.isCompatibleAfterMigration()) {
+            migrateStateValues(registered, stateDesc, restored);
+        }
+        return restored;
+    }
+
+    /**
+     * Rewrites every stored value of a restored state from the previous serializer's format to the
+     * new one, as Flink's RocksDB backend does; keys and namespaces are not migrated.
+     */
+    @SuppressWarnings("unchecked")
+    private <N, SV, S extends State> void migrateStateValues(
+            RegisteredState registered,
+            StateDescriptor<S, SV> stateDesc,
+            RegisteredKeyValueStateBackendMetaInfo<N, SV> metaInfo)
+            throws Exception {
+        LOG.info(
+                "Performing state migration for state {} because the state serializer's schema, "
+                        + "i.e. serialization format, has changed.",
+                stateDesc);
+        TypeSerializer<SV> prior = metaInfo.getPreviousStateSerializer();
+        TypeSerializer<SV> current = metaInfo.getStateSerializer();
+        AbstractFlowKVState<K, N, SV> migrator =
+                createState(stateDesc, registered, metaInfo.getNamespaceSerializer(), current);
+        StateStorage storage = storage(registered);
+        List<byte[][]> entries = new ArrayList<>();
+        storage.forEach(
+                (key, namespace, value, offset, length) ->
+                        entries.add(
+                                new byte[][] {
+                                    key.clone(),
+                                    namespace.clone(),
+                                    java.util.Arrays.copyOfRange(value, offset, offset + length)
+                                }));
+        Set<String> cleared = new HashSet<>();
+        for (byte[][] entry : entries) {
+            byte[] migrated = migrator.migrateValue(entry[2], prior, current);
+            if (storage.isList()) {
+                // Elements of one list come in order: clear the list once, then re-append.
+                String id =
+                        java.util.Arrays.toString(entry[0]) + java.util.Arrays.toString(entry[1]);
+                if (cleared.add(id)) {
+                    storage.remove(entry[0], entry[1]);
+                }
+                storage.append(entry[0], entry[1], migrated);
+            } else {
+                storage.put(entry[0], entry[1], migrated);
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private <N, SV, S extends State> AbstractFlowKVState<K, N, SV> createState(
+            StateDescriptor<S, SV> stateDesc,
+            RegisteredState registered,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<SV> stateSerializer)
+            throws IOException {
+        StateStorage storage = new LazyStorage(registered);
+        switch (stateDesc.getType()) {
+            case VALUE:
+                return FlowKVValueState.create(
+                        stateDesc, this, storage, namespaceSerializer, stateSerializer);
+            case LIST:
+                return FlowKVListState.create(
+                        stateDesc, this, storage, namespaceSerializer, stateSerializer);
+            case MAP:
+                return FlowKVMapState.create(
+                        stateDesc, this, storage, namespaceSerializer, stateSerializer);
+            case REDUCING:
+                return FlowKVReducingState.create(
+                        stateDesc, this, storage, namespaceSerializer, stateSerializer);
+            case AGGREGATING:
+                return FlowKVAggregatingState.create(
+                        stateDesc, this, storage, namespaceSerializer, stateSerializer);
+            default:
+                throw new FlinkRuntimeException(
+                        String.format(
+                                "State %s is not supported by %s",
+                                stateDesc.getClass(), getClass()));
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static <S extends State, SV> void updateFunctions(
+            AbstractFlowKVState<?, ?, ?> state, StateDescriptor<S, SV> stateDesc) {
+        if (state instanceof FlowKVReducingState) {
+            ((FlowKVReducingState) state)
+                    .setReduceFunction(((ReducingStateDescriptor) stateDesc).getReduceFunction());
+        } else if (state instanceof FlowKVAggregatingState) {
+            ((FlowKVAggregatingState) state)
+                    .setAggregateFunction(
+                            ((AggregatingStateDescriptor) stateDesc).getAggregateFunction());
+        } else if (state instanceof FlowKVValueState) {
+            ((FlowKVValueState) state)
+                    .setDefaultValue(((ValueStateDescriptor) stateDesc).getDefaultValue());
+        }
+    }
+
+    /** Sends a session operator's merged-window ends to its window contents store. */
+    @SuppressWarnings("unchecked")
+    private void linkMergingWindowSet() {
+        RegisteredState mergingSet = states.get(StoreSelector.MERGING_WINDOW_SET);
+        RegisteredState contents = states.get(StoreSelector.WINDOW_CONTENTS);
+        if (mergingSet != null
+                && contents != null
+                && mergingSet.state instanceof FlowKVListState
+                && contents.state instanceof FlowKVListState) {
+            ((FlowKVListState<K, ?, ?>) mergingSet.state)
+                    .feedTriggerTimesTo((FlowKVListState<K, Object, ?>) contents.state);
+        }
+    }
+
+    /** The state's storage, created on first use. */
+    StateStorage storage(RegisteredState registered) throws IOException {
+        return binder.storage(registered);
+    }
+
+    /** The store chosen for a state, or null before its first use; for tests and metrics. */
+    public StorePattern storePattern(String stateName) {
+        RegisteredState registered = states.get(stateName);
+        return registered == null ? null : registered.pattern;
+    }
+
+    Map<String, RegisteredState> registeredStates() {
+        return states;
+    }
+
+    HeapPriorityQueuesManager priorityQueues() {
+        return priorityQueuesManager;
+    }
+
+    /** Defers the storage choice of a state to its first access. */
+    private final class LazyStorage implements StateStorage {
+        private final RegisteredState registered;
+
+        LazyStorage(RegisteredState registered) {
+            this.registered = registered;
+        }
+
+        private StateStorage target() throws IOException {
+            return storage(registered);
+        }
+
+        @Override
+        public StorePattern pattern() {
+            return registered.pattern;
+        }
+
+        @Override
+        public boolean isList() {
+            return registered.isList();
+        }
+
+        @Override
+        public void append(byte[] key, byte[] namespace, byte[] element) throws IOException {
+            target().append(key, namespace, element);
+        }
+
+        @Override
+        public boolean getElements(byte[] key, byte[] namespace, io.flowkv.core.ValueConsumer out)
+                throws IOException {
+            return target().getElements(key, namespace, out);
+        }
+
+        @Override
+        public byte[] get(byte[] key, byte[] namespace) throws IOException {
+            return target().get(key, namespace);
+        }
+
+        @Override
+        public void put(byte[] key, byte[] namespace, byte[] value) throws IOException {
+            target().put(key, namespace, value);
+        }
+
+        @Override
+        public void remove(byte[] key, byte[] namespace) throws IOException {
+            target().remove(key, namespace);
+        }
+
+        @Override
+        public void forEach(io.flowkv.core.EntryVisitor visitor) throws IOException {
+            target().forEach(visitor);
+        }
+
+        @Override
+        public void setTriggerTime(byte[] key, byte[] namespace, long triggerTime)
+                throws IOException {
+            target().setTriggerTime(key, namespace, triggerTime);
+        }
+
+        @Override
+        public void flush() throws IOException {
+            target().flush();
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    // ------------------------------------------------------------------ timers
+
+    @Nonnull
+    @Override
+    public <T extends HeapPriorityQueueElement & PriorityComparable<? super T> & Keyed<?>>
+            KeyGroupedInternalPriorityQueue<T> create(
+                    @Nonnull String stateName,
+                    @Nonnull TypeSerializer<T> byteOrderedElementSerializer) {
+        return priorityQueuesManager.createOrUpdate(stateName, byteOrderedElementSerializer);
+    }
+
+    @Nonnull
+    @Override
+    public <T extends HeapPriorityQueueElement & PriorityComparable<? super T> & Keyed<?>>
+            KeyGroupedInternalPriorityQueue<T> create(
+                    @Nonnull String stateName,
+                    @Nonnull TypeSerializer<T> byteOrderedElementSerializer,
+                    boolean allowFutureMetadataUpdates) {
+        return priorityQueuesManager.createOrUpdate(
+                stateName, byteOrderedElementSerializer, allowFutureMetadataUpdates);
+    }
+
+    static HeapPriorityQueueSetFactory priorityQueueSetFactory(
+            org.apache.flink.runtime.state.KeyGroupRange range, int numberOfKeyGroups) {
+        return new HeapPriorityQueueSetFactory(range, numberOfKeyGroups, 128);
+    }
+
+    // ------------------------------------------------------------------ iteration
+
+    @Override
+    public <N> Stream<K> getKeys(String state, N namespace) {
+        return getKeys(List.of(state), namespace);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <N> Stream<K> getKeys(List<String> stateNames, N namespace) {
+        List<K> keys = new ArrayList<>();
+        Set<ByteArray> seen = new HashSet<>();
+        try {
+            for (String name : stateNames) {
+                RegisteredState registered = states.get(name);
+                if (registered == null) {
+                    continue;
+                }
+                KeyBytes<K, N> codec =
+                        keyBytes((TypeSerializer<N>) registered.metaInfo.getNamespaceSerializer());
+                byte[] wanted = codec.namespace(namespace);
+                List<byte[]> matching = new ArrayList<>();
+                storage(registered)
+                        .forEach(
+                                (key, ns, value, offset, length) -> {
+                                    if (java.util.Arrays.equals(ns, wanted)) {
+                                        matching.add(key.clone());
+                                    }
+                                });
+                for (byte[] key : matching) {
+                    // Keys are compared without the ambiguity suffix, which depends on the state.
+                    K decoded = codec.decodeKey(key);
+                    if (seen.add(new ByteArray(codec.key(decoded, 0)))) {
+                        keys.add(decoded);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new FlinkRuntimeException("Error while iterating keys in FlowKV.", e);
+        }
+        return keys.stream();
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <N> Stream<Tuple2<K, N>> getKeysAndNamespaces(String stateName) {
+        RegisteredState registered = states.get(stateName);
+        if (registered == null) {
+            return Stream.empty();
+        }
+        List<Tuple2<K, N>> result = new ArrayList<>();
+        Set<ByteArray> seen = new HashSet<>();
+        try {
+            KeyBytes<K, N> codec =
+                    keyBytes((TypeSerializer<N>) registered.metaInfo.getNamespaceSerializer());
+            List<byte[][]> pairs = new ArrayList<>();
+            storage(registered)
+                    .forEach(
+                            (key, ns, value, offset, length) ->
+                                    pairs.add(new byte[][] {key.clone(), ns.clone()}));
+            for (byte[][] pair : pairs) {
+                byte[] joined = new byte[pair[0].length + pair[1].length];
+                System.arraycopy(pair[0], 0, joined, 0, pair[0].length);
+                System.arraycopy(pair[1], 0, joined, pair[0].length, pair[1].length);
+                if (seen.add(new ByteArray(joined))) {
+                    result.add(Tuple2.of(codec.decodeKey(pair[0]), codec.decodeNamespace(pair[1])));
+                }
+            }
+        } catch (IOException e) {
+            throw new FlinkRuntimeException("Error while iterating keys in FlowKV.", e);
+        }
+        return result.stream();
+    }
+
+    @Override
+    public int numKeyValueStateEntries() {
+        int sum = 0;
+        try {
+            for (RegisteredState registered : states.values()) {
+                Set<ByteArray> seen = new HashSet<>();
+                storage(registered)
+                        .forEach(
+                                (key, ns, value, offset, length) -> {
+                                    byte[] joined = new byte[key.length + ns.length];
+                                    System.arraycopy(key, 0, joined, 0, key.length);
+                                    System.arraycopy(ns, 0, joined, key.length, ns.length);
+                                    seen.add(new ByteArray(joined));
+                                });
+                sum += seen.size();
+            }
+        } catch (IOException e) {
+            throw new FlinkRuntimeException("Error while counting entries in FlowKV.", e);
+        }
+        return sum;
+    }
+
+    // ------------------------------------------------------------------ snapshots
+
+    @Nonnull
+    @Override
+    public RunnableFuture<SnapshotResult<KeyedStateHandle>> snapshot(
+            long checkpointId,
+            long timestamp,
+            @Nonnull CheckpointStreamFactory streamFactory,
+            @Nonnull CheckpointOptions checkpointOptions)
+            throws Exception {
+        return new SnapshotStrategyRunner<>(
+                        "FlowKV full snapshot",
+                        snapshotStrategy,
+                        cancelStreamRegistry,
+                        org.apache.flink.runtime.state.SnapshotExecutionType.ASYNCHRONOUS)
+                .snapshot(checkpointId, timestamp, streamFactory, checkpointOptions);
+    }
+
+    @Nonnull
+    @Override
+    public SavepointResources<K> savepoint() throws Exception {
+        return new SavepointResources<>(
+                snapshotStrategy.syncPrepareResources(-1L),
+                org.apache.flink.runtime.state.SnapshotExecutionType.ASYNCHRONOUS);
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {}
+
+    @Override
+    public void notifyCheckpointAborted(long checkpointId) {}
+
+    @Override
+    public String getBackendTypeIdentifier() {
+        return FlowKVStateBackend.NAME;
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    @Override
+    public void dispose() {
+        if (disposed) {
+            return;
+        }
+        disposed = true;
+        super.dispose();
+        for (RegisteredState registered : states.values()) {
+            if (registered.storage != null) {
+                IOUtils.closeQuietly(registered.storage);
+            }
+        }
+        states.clear();
+        IOUtils.closeQuietly(memoryLease);
+        try {
+            FileUtils.deleteDirectory(binder.factory().baseDirectory().toFile());
+        } catch (IOException e) {
+            LOG.warn(
+                    "Could not delete FlowKV working directory {}",
+                    binder.factory().baseDirectory(),
+                    e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "FlowKVKeyedStateBackend{" + operatorIdentifier + "}";
+    }
+
+    /** Byte-array identity for hash sets. */
+    record ByteArray(byte[] bytes) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ByteArray && java.util.Arrays.equals(bytes, ((ByteArray) o).bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Arrays.hashCode(bytes);
+        }
+
+        @Override
+        public String toString() {
+            return java.util.Arrays.toString(bytes);
+        }
+    }
+}

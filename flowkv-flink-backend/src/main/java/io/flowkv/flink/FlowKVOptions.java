@@ -1,0 +1,127 @@
+package io.flowkv.flink;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.ReadableConfig;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Every option of the FlowKV state backend, under {@code state.backend.flowkv.*}. {@link
+ * #validate(ReadableConfig)} runs when the backend is configured (job submission), so a bad value
+ * fails before any task starts, naming the key, the value and the allowed range.
+ */
+public final class FlowKVOptions {
+    private FlowKVOptions() {}
+
+    public static final ConfigOption<MemorySize> WRITE_BUFFER_SIZE =
+            ConfigOptions.key("state.backend.flowkv.write-buffer-size")
+                    .memoryType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Write buffer size of each FlowKV store instance. When not set, it is "
+                                    + "derived from the operator's share of Flink managed memory: the "
+                                    + "share is divided among the operator's store instances. Allowed: "
+                                    + "at least 64 kb.");
+
+    public static final ConfigOption<Double> READ_BATCH_RATIO =
+            ConfigOptions.key("state.backend.flowkv.read-batch-ratio")
+                    .doubleType()
+                    .defaultValue(0.02)
+                    .withDescription(
+                            "AUR store: fraction of live windows read ahead on a prefetch miss, "
+                                    + "those with the nearest estimated trigger time. 0 disables "
+                                    + "predictive batch read. Allowed: [0, 1].");
+
+    public static final ConfigOption<Double> MAX_SPACE_AMPLIFICATION =
+            ConfigOptions.key("state.backend.flowkv.max-space-amplification")
+                    .doubleType()
+                    .defaultValue(1.5)
+                    .withDescription(
+                            "AUR and RMW stores: compact a store when its on-disk bytes divided by "
+                                    + "its live bytes exceed this value. Allowed: (1, 100].");
+
+    public static final ConfigOption<Integer> PARTITIONS =
+            ConfigOptions.key("state.backend.flowkv.partitions")
+                    .intType()
+                    .defaultValue(2)
+                    .withDescription(
+                            "Store instances (partitions) per operator subtask and state; each "
+                                    + "flushes and compacts on its own. Allowed: [1, 1024].");
+
+    public static final ConfigOption<List<String>> LOCAL_DIRECTORIES =
+            ConfigOptions.key("state.backend.flowkv.localdir")
+                    .stringType()
+                    .asList()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Directories for FlowKV's working files. Default: the TaskManager's "
+                                    + "temporary directories (io.tmp.dirs). Subtasks are spread "
+                                    + "over the directories round robin.");
+
+    public static final ConfigOption<Map<String, String>> PATTERN_OVERRIDE =
+            ConfigOptions.key("state.backend.flowkv.pattern-override")
+                    .mapType()
+                    .defaultValue(Collections.emptyMap())
+                    .withDescription(
+                            "Per-operator store choice that always wins over detection: a map from "
+                                    + "operator name or uid to AAR, AUR, RMW or GENERIC, e.g. "
+                                    + "'window-q7:AUR,my-join:GENERIC'.");
+
+    /** Fails with the key, the value and the allowed range of the first bad option. */
+    public static void validate(ReadableConfig config) {
+        config.getOptional(WRITE_BUFFER_SIZE)
+                .ifPresent(
+                        size -> {
+                            if (size.getBytes() < 64 * 1024) {
+                                throw bad(
+                                        WRITE_BUFFER_SIZE,
+                                        size.toHumanReadableString(),
+                                        ">= 64 kb");
+                            }
+                        });
+        double ratio = config.get(READ_BATCH_RATIO);
+        if (!(ratio >= 0.0 && ratio <= 1.0)) {
+            throw bad(READ_BATCH_RATIO, ratio, "[0, 1]");
+        }
+        double msa = config.get(MAX_SPACE_AMPLIFICATION);
+        if (!(msa > 1.0 && msa <= 100.0)) {
+            throw bad(MAX_SPACE_AMPLIFICATION, msa, "(1, 100]");
+        }
+        int partitions = config.get(PARTITIONS);
+        if (partitions < 1 || partitions > 1024) {
+            throw bad(PARTITIONS, partitions, "[1, 1024]");
+        }
+        config.getOptional(LOCAL_DIRECTORIES)
+                .ifPresent(
+                        dirs -> {
+                            if (dirs.isEmpty() || dirs.stream().anyMatch(d -> d.trim().isEmpty())) {
+                                throw bad(LOCAL_DIRECTORIES, dirs, "a non-empty list of paths");
+                            }
+                        });
+        for (Map.Entry<String, String> e : config.get(PATTERN_OVERRIDE).entrySet()) {
+            if (StorePattern.parse(e.getValue()) == null) {
+                throw bad(
+                        PATTERN_OVERRIDE,
+                        e.getKey() + ":" + e.getValue(),
+                        "operator:AAR|AUR|RMW|GENERIC");
+            }
+        }
+    }
+
+    private static IllegalConfigurationException bad(
+            ConfigOption<?> option, Object value, String range) {
+        return new IllegalConfigurationException(
+                String.format(
+                        Locale.ROOT,
+                        "Invalid value for '%s': %s (allowed: %s)",
+                        option.key(),
+                        value,
+                        range));
+    }
+}

@@ -1,0 +1,35 @@
+package io.flowkv.flink;
+
+import java.io.Serializable;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The resolved {@code state.backend.flowkv.*} settings a backend instance carries to the
+ * TaskManagers. Immutable; validated by {@link FlowKVOptions#validate} before it is built.
+ */
+record FlowKVSettings(
+        long writeBufferBytes,
+        double readBatchRatio,
+        double maxSpaceAmplification,
+        int partitions,
+        List<String> localDirectories,
+        Map<String, String> patternOverrides)
+        implements Serializable {
+    /** {@code writeBufferBytes} when the user set none: derive from the memory budget. */
+    static final long DERIVED = -1;
+
+    FlowKVSettings {
+        localDirectories = localDirectories == null ? List.of() : List.copyOf(localDirectories);
+        patternOverrides = patternOverrides == null ? Map.of() : Map.copyOf(patternOverrides);
+    }
+
+    /** The write buffer of one store instance when the budget is shared by {@code stores}. */
+    long writeBufferBytes(long budgetBytes, int stores) {
+        if (writeBufferBytes != DERIVED) {
+            return writeBufferBytes;
+        }
+        // Half of the budget for write buffers, the rest for read-side buffers, indexes and I/O.
+        return Math.max(64 * 1024, budgetBytes / 2 / Math.max(1, stores));
+    }
+}

@@ -1,0 +1,347 @@
+package io.flowkv.flink;
+
+import io.flowkv.core.memory.MemoryBudget;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.runtime.execution.Environment;
+import org.apache.flink.runtime.jobgraph.OperatorID;
+import org.apache.flink.runtime.memory.OpaqueMemoryResource;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.AbstractManagedMemoryStateBackend;
+import org.apache.flink.runtime.state.BackendBuildingException;
+import org.apache.flink.runtime.state.CompositeKeySerializationUtils;
+import org.apache.flink.runtime.state.ConfigurableStateBackend;
+import org.apache.flink.runtime.state.DefaultOperatorStateBackendBuilder;
+import org.apache.flink.runtime.state.HeapPriorityQueuesManager;
+import org.apache.flink.runtime.state.InternalKeyContextImpl;
+import org.apache.flink.runtime.state.OperatorStateBackend;
+import org.apache.flink.runtime.state.StateSerializerProvider;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
+import org.apache.flink.streaming.api.graph.StreamConfig;
+import org.apache.flink.streaming.api.graph.StreamGraphHasherV2;
+import org.apache.flink.util.FileUtils;
+import org.apache.flink.util.IOUtils;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * FlowKV as a Flink state backend: {@code state.backend.type: flowkv}. Keyed state lives in FlowKV
+ * stores chosen per state (AAR, AUR, RMW, or the general store), with off-heap buffers drawn from
+ * the slot's Flink managed memory; operator state uses Flink's default operator state backend.
+ *
+ * <p>Snapshots are full and in Flink's canonical layout, so checkpoints and savepoints restore with
+ * any parallelism, and savepoints move between FlowKV, HashMap and RocksDB.
+ */
+public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
+        implements ConfigurableStateBackend {
+    private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(FlowKVStateBackend.class);
+
+    /** The value of {@code state.backend.type} that selects this backend. */
+    public static final String NAME = "flowkv";
+
+    /** The managed memory resource shared by the FlowKV backends of one slot. */
+    private static final String MANAGED_MEMORY_RESOURCE = "flowkv-managed-memory";
+
+    /** Budget of a backend whose operator got no managed memory (e.g. a test harness). */
+    private static final long UNMANAGED_BUDGET_BYTES = 64L << 20;
+
+    private static final Pattern OPERATOR_ID = Pattern.compile("_([0-9a-f]{32})_\\(");
+
+    private final FlowKVSettings settings;
+
+    public FlowKVStateBackend() {
+        this(settingsFrom(new org.apache.flink.configuration.Configuration()));
+    }
+
+    private FlowKVStateBackend(FlowKVSettings settings) {
+        this.settings = settings;
+    }
+
+    private FlowKVStateBackend(FlowKVStateBackend original, ReadableConfig config) {
+        this.settings = settingsFrom(config);
+        this.latencyTrackingConfigBuilder = original.latencyTrackingConfigBuilder.configure(config);
+        this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
+    }
+
+    static FlowKVSettings settingsFrom(ReadableConfig config) {
+        FlowKVOptions.validate(config);
+        return new FlowKVSettings(
+                config.getOptional(FlowKVOptions.WRITE_BUFFER_SIZE)
+                        .map(size -> size.getBytes())
+                        .orElse(FlowKVSettings.DERIVED),
+                config.get(FlowKVOptions.READ_BATCH_RATIO),
+                config.get(FlowKVOptions.MAX_SPACE_AMPLIFICATION),
+                config.get(FlowKVOptions.PARTITIONS),
+                config.getOptional(FlowKVOptions.LOCAL_DIRECTORIES).orElse(List.of()),
+                config.get(FlowKVOptions.PATTERN_OVERRIDE));
+    }
+
+    /**
+     * The budget of a slot's managed memory share, as Flink's memory manager hands it out to every
+     * FlowKV backend of the slot. Nothing to free: the stores release their own buffers.
+     */
+    record ManagedBudget(MemoryBudget budget) implements AutoCloseable {
+        @Override
+        public void close() {}
+    }
+
+    FlowKVSettings settings() {
+        return settings;
+    }
+
+    @Override
+    public FlowKVStateBackend configure(ReadableConfig config, ClassLoader classLoader)
+            throws IllegalConfigurationException {
+        return new FlowKVStateBackend(this, config);
+    }
+
+    @Override
+    public String getName() {
+        return "FlowKVStateBackend";
+    }
+
+    @Override
+    public boolean supportsNoClaimRestoreMode() {
+        // Snapshots are self-contained full snapshots: nothing is shared with earlier ones.
+        return true;
+    }
+
+    @Override
+    public boolean supportsSavepointFormat(SavepointFormatType formatType) {
+        return true;
+    }
+
+    @Override
+    public <K> AbstractKeyedStateBackend<K> createKeyedStateBackend(
+            KeyedStateBackendParameters<K> parameters) throws IOException {
+        Environment env = parameters.getEnv();
+        String operatorIdentifier = parameters.getOperatorIdentifier();
+        OpaqueMemoryResource<ManagedBudget> managed = null;
+        MemoryBudget budget;
+        try {
+            double fraction = parameters.getManagedMemoryFraction();
+            if (fraction > 0 && env.getMemoryManager() != null) {
+                managed =
+                        env.getMemoryManager()
+                                .getSharedMemoryResourceForManagedMemory(
+                                        MANAGED_MEMORY_RESOURCE,
+                                        size -> new ManagedBudget(new MemoryBudget(size)),
+                                        fraction);
+                budget = managed.getResourceHandle().budget();
+            } else {
+                budget = new MemoryBudget(UNMANAGED_BUDGET_BYTES);
+            }
+        } catch (Exception e) {
+            throw new BackendBuildingException(
+                    "Could not obtain managed memory for FlowKV in " + operatorIdentifier, e);
+        }
+
+        Path base = workingDirectory(env, operatorIdentifier);
+        OpaqueMemoryResource<ManagedBudget> lease = managed;
+        try {
+            return build(parameters, budget, base, lease);
+        } catch (Exception e) {
+            IOUtils.closeQuietly(lease);
+            try {
+                FileUtils.deleteDirectory(base.toFile());
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            if (e instanceof BackendBuildingException) {
+                throw (BackendBuildingException) e;
+            }
+            throw new BackendBuildingException(
+                    "Failed to build the FlowKV keyed state backend for " + operatorIdentifier, e);
+        }
+    }
+
+    private <K> FlowKVKeyedStateBackend<K> build(
+            KeyedStateBackendParameters<K> parameters,
+            MemoryBudget budget,
+            Path base,
+            AutoCloseable lease)
+            throws Exception {
+        Environment env = parameters.getEnv();
+        String operatorIdentifier = parameters.getOperatorIdentifier();
+        ClassLoader userClassLoader = env.getUserCodeClassLoader().asClassLoader();
+        int numberOfKeyGroups = parameters.getNumberOfKeyGroups();
+        int keyGroupPrefixBytes =
+                CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
+                        numberOfKeyGroups);
+        StorePattern override = patternOverride(env, operatorIdentifier, userClassLoader);
+        LinkedHashMap<String, RegisteredState> states = new LinkedHashMap<>();
+        Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();
+        HeapPriorityQueueSetFactory queueFactory =
+                FlowKVKeyedStateBackend.priorityQueueSetFactory(
+                        parameters.getKeyGroupRange(), numberOfKeyGroups);
+        long seed = operatorIdentifier.hashCode() * 0x9E3779B97F4A7C15L;
+        StoreBinder binder =
+                new StoreBinder(
+                        operatorIdentifier,
+                        new StorageFactory(base, budget, settings, keyGroupPrefixBytes, seed),
+                        override,
+                        states);
+
+        StateSerializerProvider<K> keySerializerProvider =
+                StateSerializerProvider.fromNewRegisteredSerializer(parameters.getKeySerializer());
+        new FlowKVRestoreOperation<>(
+                        parameters.getKeyGroupRange(),
+                        numberOfKeyGroups,
+                        userClassLoader,
+                        keySerializerProvider,
+                        keyGroupPrefixBytes,
+                        states,
+                        queues,
+                        queueFactory,
+                        binder)
+                .restore(parameters.getStateHandles());
+        TypeSerializer<K> keySerializer = keySerializerProvider.currentSchemaSerializer();
+
+        InternalKeyContextImpl<K> keyContext =
+                new InternalKeyContextImpl<>(parameters.getKeyGroupRange(), numberOfKeyGroups);
+        HeapPriorityQueuesManager priorityQueues =
+                new HeapPriorityQueuesManager(
+                        queues, queueFactory, parameters.getKeyGroupRange(), numberOfKeyGroups);
+        LOG.info(
+                "FlowKV keyed state backend for {}: working directory {}, memory budget {} bytes{}",
+                operatorIdentifier,
+                base,
+                budget.capacity(),
+                override == null ? "" : ", pattern override " + override);
+        return new FlowKVKeyedStateBackend<>(
+                parameters.getKvStateRegistry(),
+                keySerializer,
+                userClassLoader,
+                env.getExecutionConfig(),
+                parameters.getTtlTimeProvider(),
+                latencyTrackingConfigBuilder.setMetricGroup(parameters.getMetricGroup()).build(),
+                sizeTrackingConfigBuilder.setMetricGroup(parameters.getMetricGroup()).build(),
+                // The registry in the parameters is closed once restore is done: snapshots need
+                // one of their own.
+                new CloseableRegistry(),
+                getCompressionDecorator(env.getExecutionConfig()),
+                keyContext,
+                operatorIdentifier,
+                binder,
+                states,
+                priorityQueues,
+                lease);
+    }
+
+    /** A fresh directory for one keyed backend, on one of the configured or TaskManager dirs. */
+    private Path workingDirectory(Environment env, String operatorIdentifier) throws IOException {
+        List<String> dirs = settings.localDirectories();
+        String[] candidates =
+                dirs.isEmpty()
+                        ? env.getTaskManagerInfo().getTmpDirectories()
+                        : dirs.toArray(new String[0]);
+        String root = candidates[Math.floorMod(operatorIdentifier.hashCode(), candidates.length)];
+        JobID jobId = env.getJobID();
+        Path dir =
+                Paths.get(
+                        root,
+                        "flowkv",
+                        "job_"
+                                + jobId
+                                + "_op_"
+                                + operatorIdentifier.replaceAll("[^a-zA-Z0-9\\-]", "_")
+                                + "_uuid_"
+                                + UUID.randomUUID());
+        try {
+            return Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new IOException(
+                    "Could not create FlowKV working directory "
+                            + dir
+                            + " (check "
+                            + FlowKVOptions.LOCAL_DIRECTORIES.key()
+                            + ")",
+                    e);
+        }
+    }
+
+    /**
+     * The override configured for this operator: an entry of {@code pattern-override} whose key is
+     * the operator's uid (matched through the operator id Flink derives from it) or its name.
+     */
+    private StorePattern patternOverride(
+            Environment env, String operatorIdentifier, ClassLoader userClassLoader) {
+        Map<String, String> overrides = settings.patternOverrides();
+        if (overrides.isEmpty()) {
+            return null;
+        }
+        Matcher m = OPERATOR_ID.matcher(operatorIdentifier);
+        String operatorId = m.find() ? m.group(1) : null;
+        String operatorName = operatorName(env, operatorId, userClassLoader);
+        for (Map.Entry<String, String> e : overrides.entrySet()) {
+            String uidHash =
+                    new OperatorID(StreamGraphHasherV2.generateUserSpecifiedHash(e.getKey()))
+                            .toHexString();
+            if (e.getKey().equals(operatorName) || uidHash.equals(operatorId)) {
+                return StorePattern.parse(e.getValue());
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The operator's name from the task configuration. By the time state backends are built, a task
+     * has dropped its chained operators' configurations, so only the chain's head is found here;
+     * window operators head their chain (they follow a keyBy), which is the case that matters.
+     */
+    private static String operatorName(
+            Environment env, String operatorId, ClassLoader userClassLoader) {
+        if (operatorId == null || env.getTaskConfiguration() == null) {
+            return null;
+        }
+        try {
+            StreamConfig head = new StreamConfig(env.getTaskConfiguration());
+            OperatorID id = head.getOperatorID();
+            if (id != null && operatorId.equals(id.toHexString())) {
+                return head.getOperatorName();
+            }
+            for (StreamConfig config :
+                    head.getTransitiveChainedTaskConfigsWithSelf(userClassLoader).values()) {
+                id = config.getOperatorID();
+                if (id != null && operatorId.equals(id.toHexString())) {
+                    return config.getOperatorName();
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("Could not read operator names from the task configuration", e);
+        }
+        return null;
+    }
+
+    @Override
+    public OperatorStateBackend createOperatorStateBackend(
+            OperatorStateBackendParameters parameters) throws BackendBuildingException {
+        return new DefaultOperatorStateBackendBuilder(
+                        parameters.getEnv().getUserCodeClassLoader().asClassLoader(),
+                        parameters.getEnv().getExecutionConfig(),
+                        true,
+                        parameters.getStateHandles(),
+                        parameters.getCancelStreamRegistry())
+                .build();
+    }
+}

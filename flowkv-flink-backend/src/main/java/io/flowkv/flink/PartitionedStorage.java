@@ -1,0 +1,69 @@
+package io.flowkv.flink;
+
+import io.flowkv.core.EntryVisitor;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A storage split over several store instances by key group, so that each instance flushes and
+ * compacts its share on its own (FlowKV paper §3: m instances per operator). The key group is the
+ * first bytes of every store key; {@code keyGroup % instances} picks the instance.
+ */
+abstract class PartitionedStorage<S extends AutoCloseable> implements StateStorage {
+    protected final List<S> instances = new ArrayList<>();
+    private final int keyGroupPrefixBytes;
+
+    PartitionedStorage(int keyGroupPrefixBytes) {
+        this.keyGroupPrefixBytes = keyGroupPrefixBytes;
+    }
+
+    protected S instanceFor(byte[] key) {
+        if (instances.size() == 1) {
+            return instances.get(0);
+        }
+        int keyGroup = KeyBytes.keyGroupOf(key, keyGroupPrefixBytes);
+        return instances.get(Math.floorMod(keyGroup, instances.size()));
+    }
+
+    interface InstanceVisitor<S> {
+        void visit(S instance) throws IOException;
+    }
+
+    protected void forEachInstance(InstanceVisitor<S> visitor) throws IOException {
+        for (S instance : instances) {
+            visitor.visit(instance);
+        }
+    }
+
+    protected abstract void forEachIn(S instance, EntryVisitor visitor) throws IOException;
+
+    @Override
+    public void forEach(EntryVisitor visitor) throws IOException {
+        for (S instance : instances) {
+            forEachIn(instance, visitor);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        IOException first = null;
+        for (S instance : instances) {
+            try {
+                instance.close();
+            } catch (Exception e) {
+                IOException io = e instanceof IOException ? (IOException) e : new IOException(e);
+                if (first == null) {
+                    first = io;
+                } else {
+                    first.addSuppressed(io);
+                }
+            }
+        }
+        instances.clear();
+        if (first != null) {
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package io.flowkv.flink;
+
+import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.ValueConsumer;
+
+import java.io.Closeable;
+import java.io.IOException;
+
+/**
+ * Where one registered state's entries live: the FlowKV store chosen for it, split into partition
+ * instances by key group. Keys are store keys (key-group prefixed, see {@link KeyBytes}).
+ *
+ * <p>List storages keep elements ({@link #append}, {@link #getElements}); value storages keep one
+ * value per (key, namespace) ({@link #get}, {@link #put}). {@link #forEach} visits one element at a
+ * time for list storages and one value at a time for value storages.
+ */
+interface StateStorage extends Closeable {
+
+    StorePattern pattern();
+
+    boolean isList();
+
+    void append(byte[] key, byte[] namespace, byte[] element) throws IOException;
+
+    /** Visits the elements of (key, namespace) in append order; false if there are none. */
+    boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException;
+
+    byte[] get(byte[] key, byte[] namespace) throws IOException;
+
+    void put(byte[] key, byte[] namespace, byte[] value) throws IOException;
+
+    void remove(byte[] key, byte[] namespace) throws IOException;
+
+    void forEach(EntryVisitor visitor) throws IOException;
+
+    /** The engine's exact trigger time of a window; only the AUR store uses it. */
+    default void setTriggerTime(byte[] key, byte[] namespace, long triggerTime)
+            throws IOException {}
+
+    void flush() throws IOException;
+}

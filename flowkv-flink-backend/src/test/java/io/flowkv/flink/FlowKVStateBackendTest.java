@@ -1,0 +1,59 @@
+package io.flowkv.flink;
+
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.runtime.state.CheckpointStorage;
+import org.apache.flink.runtime.state.ConfigurableStateBackend;
+import org.apache.flink.runtime.state.StateBackendTestBase;
+import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
+import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
+import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
+import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
+import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
+import org.apache.flink.util.function.SupplierWithException;
+
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.List;
+
+/** Flink's own conformance suite for keyed state backends, run on FlowKV. */
+@ExtendWith(ParameterizedTestExtension.class)
+class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
+
+    @TempDir static java.nio.file.Path tempFolder;
+
+    @Parameter public SupplierWithException<CheckpointStorage, IOException> storageSupplier;
+
+    @Parameters
+    public static List<Object[]> checkpointStorages() {
+        SupplierWithException<CheckpointStorage, IOException> jobManager =
+                JobManagerCheckpointStorage::new;
+        SupplierWithException<CheckpointStorage, IOException> fileSystem =
+                () ->
+                        new FileSystemCheckpointStorage(
+                                new Path(tempFolder.resolve("checkpoints").toUri()), 0, -1);
+        return Arrays.asList(new Object[][] {{jobManager}, {fileSystem}});
+    }
+
+    @Override
+    protected ConfigurableStateBackend getStateBackend() {
+        return new FlowKVStateBackend();
+    }
+
+    @Override
+    protected CheckpointStorage getCheckpointStorage() throws Exception {
+        return storageSupplier.get();
+    }
+
+    @Override
+    protected boolean isSerializerPresenceRequiredOnRestore() {
+        return true;
+    }
+
+    @Override
+    protected boolean supportsAsynchronousSnapshots() {
+        return true;
+    }
+}
