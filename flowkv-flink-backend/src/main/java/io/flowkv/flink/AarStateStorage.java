@@ -14,7 +14,7 @@ import java.nio.file.Path;
  * into {@code partitions} files by key itself (its unit of gradual loading), so one instance per
  * state is enough: more instances would only split the same windows into more files.
  */
-final class AarStateStorage extends PartitionedStorage<AarStore> {
+final class AarStateStorage extends ListStorage<AarStore> {
 
     AarStateStorage(
             Path dir,
@@ -40,11 +40,6 @@ final class AarStateStorage extends PartitionedStorage<AarStore> {
     }
 
     @Override
-    public boolean isList() {
-        return true;
-    }
-
-    @Override
     public void append(byte[] key, byte[] namespace, byte[] element) throws IOException {
         instanceFor(key).append(key, namespace, element);
     }
@@ -52,16 +47,6 @@ final class AarStateStorage extends PartitionedStorage<AarStore> {
     @Override
     public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException {
         return instanceFor(key).get(key, namespace, out);
-    }
-
-    @Override
-    public byte[] get(byte[] key, byte[] namespace) {
-        throw new IllegalStateException("The AAR store holds list state only");
-    }
-
-    @Override
-    public void put(byte[] key, byte[] namespace, byte[] value) {
-        throw new IllegalStateException("The AAR store holds list state only");
     }
 
     @Override

@@ -10,6 +10,7 @@ import org.apache.flink.runtime.state.internal.InternalKvState;
 import org.apache.flink.util.FlinkRuntimeException;
 
 import java.io.IOException;
+import java.util.Collection;
 
 /**
  * What every FlowKV state shares: turning the backend's current key and this state's current
@@ -111,9 +112,67 @@ abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K, N, V> 
         return valueSerializer.deserialize(in);
     }
 
-    /** The queryable-state form of this state's value at (key, namespace), or null. */
-    protected abstract byte[] serializedValue(
-            byte[] key, byte[] namespace, TypeSerializer<V> safeValueSerializer) throws Exception;
+    /**
+     * The queryable-state form of this state's value at (key, namespace), or null: the stored
+     * bytes, for states that store one serialized value.
+     */
+    protected byte[] serializedValue(
+            byte[] key, byte[] namespace, TypeSerializer<V> safeValueSerializer) throws Exception {
+        return storage.get(key, namespace);
+    }
+
+    /** The value at the current key and namespace, or null. */
+    protected V getValue() throws IOException {
+        byte[] bytes = storage.get(keyBytes(), namespaceBytes());
+        return bytes == null ? null : deserialize(bytes);
+    }
+
+    /** Stores the value at the current key and namespace; null clears it. */
+    protected void putValue(V value) throws IOException {
+        if (value == null) {
+            clear();
+        } else {
+            storage.put(keyBytes(), namespaceBytes(), serialize(value));
+        }
+    }
+
+    /** Combines two values of a merging state (reduce, or an aggregate's merge). */
+    @FunctionalInterface
+    protected interface Merger<V> {
+        V merge(V a, V b) throws Exception;
+    }
+
+    /**
+     * Merges the values of {@code sources} into {@code target} under the current key and removes
+     * the sources: what session windows need when they merge.
+     */
+    protected void mergeValues(N target, Collection<N> sources, Merger<V> merger) throws Exception {
+        if (sources == null || sources.isEmpty()) {
+            return;
+        }
+        byte[] key = keyBytes();
+        V merged = null;
+        for (N source : sources) {
+            if (source == null) {
+                continue;
+            }
+            byte[] namespace = namespaceBytes(source);
+            byte[] bytes = storage.get(key, namespace);
+            if (bytes != null) {
+                storage.remove(key, namespace);
+                V value = deserialize(bytes);
+                merged = merged == null ? value : merger.merge(merged, value);
+            }
+        }
+        if (merged != null) {
+            byte[] targetNamespace = namespaceBytes(target);
+            byte[] existing = storage.get(key, targetNamespace);
+            if (existing != null) {
+                merged = merger.merge(merged, deserialize(existing));
+            }
+            storage.put(key, targetNamespace, serialize(merged));
+        }
+    }
 
     @Override
     public byte[] getSerializedValue(
@@ -148,7 +207,13 @@ abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K, N, V> 
      * Rewrites one stored value (or list element) from the prior serializer's format to the current
      * one; used when a restored state's serializer is "compatible after migration".
      */
-    abstract byte[] migrateValue(
+    byte[] migrateValue(
             byte[] stored, TypeSerializer<V> priorSerializer, TypeSerializer<V> newSerializer)
-            throws IOException;
+            throws IOException {
+        in.setBuffer(stored);
+        V value = priorSerializer.deserialize(in);
+        out.clear();
+        newSerializer.serialize(value, out);
+        return out.getCopyOfBuffer();
+    }
 }

@@ -15,7 +15,7 @@ import java.nio.file.Path;
  * instances by key group. Appends carry no timestamp (Flink's list state does not pass one): the
  * exact trigger times come from the merging window set through {@link #setTriggerTime}.
  */
-final class AurStateStorage extends PartitionedStorage<AurStore> {
+final class AurStateStorage extends ListStorage<AurStore> {
     private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     AurStateStorage(
@@ -27,12 +27,12 @@ final class AurStateStorage extends PartitionedStorage<AurStore> {
             throws IOException {
         super(keyGroupPrefixBytes);
         int n = settings.partitions();
-        try {
-            for (int i = 0; i < n; i++) {
-                Path instanceDir = Files.createDirectories(dir.resolve("p" + i));
-                instances.add(
+        openInstances(
+                n,
+                i ->
                         AurStore.open(
-                                AurStoreOptions.builder(instanceDir)
+                                AurStoreOptions.builder(
+                                                Files.createDirectories(dir.resolve("p" + i)))
                                         .readBatchRatio(settings.readBatchRatio())
                                         .maxSpaceAmplification(settings.maxSpaceAmplification())
                                         .writeBufferLimit(
@@ -42,21 +42,11 @@ final class AurStateStorage extends PartitionedStorage<AurStore> {
                                         .jitterSeed(seed * 1_000_003L + i)
                                         .build(),
                                 budget));
-            }
-        } catch (IOException | RuntimeException e) {
-            close();
-            throw e;
-        }
     }
 
     @Override
     public StorePattern pattern() {
         return StorePattern.AUR;
-    }
-
-    @Override
-    public boolean isList() {
-        return true;
     }
 
     @Override
@@ -67,16 +57,6 @@ final class AurStateStorage extends PartitionedStorage<AurStore> {
     @Override
     public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException {
         return instanceFor(key).get(key, namespace, out);
-    }
-
-    @Override
-    public byte[] get(byte[] key, byte[] namespace) {
-        throw new IllegalStateException("The AUR store holds list state only");
-    }
-
-    @Override
-    public void put(byte[] key, byte[] namespace, byte[] value) {
-        throw new IllegalStateException("The AUR store holds list state only");
     }
 
     @Override

@@ -53,17 +53,12 @@ final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractFlowKVSta
 
     @Override
     public ACC getInternal() throws IOException {
-        byte[] bytes = storage.get(keyBytes(), namespaceBytes());
-        return bytes == null ? null : deserialize(bytes);
+        return getValue();
     }
 
     @Override
     public void updateInternal(ACC value) throws IOException {
-        if (value == null) {
-            clear();
-        } else {
-            storage.put(keyBytes(), namespaceBytes(), serialize(value));
-        }
+        putValue(value);
     }
 
     @Override
@@ -77,47 +72,7 @@ final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractFlowKVSta
     }
 
     @Override
-    public void mergeNamespaces(N target, Collection<N> sources) throws IOException {
-        if (sources == null || sources.isEmpty()) {
-            return;
-        }
-        byte[] key = keyBytes();
-        ACC merged = null;
-        for (N source : sources) {
-            if (source == null) {
-                continue;
-            }
-            byte[] namespace = namespaceBytes(source);
-            byte[] bytes = storage.get(key, namespace);
-            if (bytes != null) {
-                storage.remove(key, namespace);
-                ACC value = deserialize(bytes);
-                merged = merged == null ? value : aggregateFunction.merge(merged, value);
-            }
-        }
-        if (merged != null) {
-            byte[] targetNamespace = namespaceBytes(target);
-            byte[] existing = storage.get(key, targetNamespace);
-            if (existing != null) {
-                merged = aggregateFunction.merge(merged, deserialize(existing));
-            }
-            storage.put(key, targetNamespace, serialize(merged));
-        }
-    }
-
-    @Override
-    protected byte[] serializedValue(byte[] key, byte[] namespace, TypeSerializer<ACC> safe)
-            throws IOException {
-        return storage.get(key, namespace);
-    }
-
-    @Override
-    byte[] migrateValue(byte[] stored, TypeSerializer<ACC> prior, TypeSerializer<ACC> current)
-            throws IOException {
-        in.setBuffer(stored);
-        ACC value = prior.deserialize(in);
-        out.clear();
-        current.serialize(value, out);
-        return out.getCopyOfBuffer();
+    public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
+        mergeValues(target, sources, aggregateFunction::merge);
     }
 }

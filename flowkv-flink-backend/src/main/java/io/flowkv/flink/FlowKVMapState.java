@@ -116,6 +116,23 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
         out.setPositionUnsafe(end);
     }
 
+    /** Encodes serialized user keys and values (null for a null value) in the stored layout. */
+    static byte[] encodeRaw(List<byte[]> userKeys, List<byte[]> userValues) throws IOException {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        out.writeInt(userKeys.size());
+        for (int i = 0; i < userKeys.size(); i++) {
+            byte[] k = userKeys.get(i);
+            byte[] v = userValues.get(i);
+            out.writeInt(k.length);
+            out.write(k);
+            out.writeInt(v == null ? -1 : v.length);
+            if (v != null) {
+                out.write(v);
+            }
+        }
+        return out.getCopyOfBuffer();
+    }
+
     /** Visits the entries of a stored map as raw bytes; a null value has {@code valueLength -1}. */
     interface RawEntryVisitor {
         void visit(byte[] buf, int keyOffset, int keyLength, int valueOffset, int valueLength)

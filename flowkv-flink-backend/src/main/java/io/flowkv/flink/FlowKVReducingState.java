@@ -51,17 +51,12 @@ final class FlowKVReducingState<K, N, V> extends AbstractFlowKVState<K, N, V>
 
     @Override
     public V getInternal() throws IOException {
-        byte[] bytes = storage.get(keyBytes(), namespaceBytes());
-        return bytes == null ? null : deserialize(bytes);
+        return getValue();
     }
 
     @Override
     public void updateInternal(V value) throws IOException {
-        if (value == null) {
-            clear();
-        } else {
-            storage.put(keyBytes(), namespaceBytes(), serialize(value));
-        }
+        putValue(value);
     }
 
     @Override
@@ -75,46 +70,6 @@ final class FlowKVReducingState<K, N, V> extends AbstractFlowKVState<K, N, V>
 
     @Override
     public void mergeNamespaces(N target, Collection<N> sources) throws Exception {
-        if (sources == null || sources.isEmpty()) {
-            return;
-        }
-        byte[] key = keyBytes();
-        V merged = null;
-        for (N source : sources) {
-            if (source == null) {
-                continue;
-            }
-            byte[] namespace = namespaceBytes(source);
-            byte[] bytes = storage.get(key, namespace);
-            if (bytes != null) {
-                storage.remove(key, namespace);
-                V value = deserialize(bytes);
-                merged = merged == null ? value : reduceFunction.reduce(merged, value);
-            }
-        }
-        if (merged != null) {
-            byte[] targetNamespace = namespaceBytes(target);
-            byte[] existing = storage.get(key, targetNamespace);
-            if (existing != null) {
-                merged = reduceFunction.reduce(merged, deserialize(existing));
-            }
-            storage.put(key, targetNamespace, serialize(merged));
-        }
-    }
-
-    @Override
-    protected byte[] serializedValue(byte[] key, byte[] namespace, TypeSerializer<V> safe)
-            throws IOException {
-        return storage.get(key, namespace);
-    }
-
-    @Override
-    byte[] migrateValue(byte[] stored, TypeSerializer<V> prior, TypeSerializer<V> current)
-            throws IOException {
-        in.setBuffer(stored);
-        V value = prior.deserialize(in);
-        out.clear();
-        current.serialize(value, out);
-        return out.getCopyOfBuffer();
+        mergeValues(target, sources, reduceFunction::reduce);
     }
 }

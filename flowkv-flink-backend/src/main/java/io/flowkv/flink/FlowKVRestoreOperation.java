@@ -19,8 +19,6 @@ import org.apache.flink.runtime.state.restore.KeyGroupEntry;
 import org.apache.flink.runtime.state.restore.SavepointRestoreResult;
 import org.apache.flink.runtime.state.restore.ThrowingIterator;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -251,20 +249,13 @@ final class FlowKVRestoreOperation<K> {
                 }
                 merged.put(k, userValues.get(i));
             }
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            DataOutputStream out = new DataOutputStream(bytes);
-            out.writeInt(order.size());
+            List<byte[]> keys = new ArrayList<>(order.size());
+            List<byte[]> values = new ArrayList<>(order.size());
             for (FlowKVKeyedStateBackend.ByteArray k : order) {
-                out.writeInt(k.bytes().length);
-                out.write(k.bytes());
-                byte[] v = merged.get(k);
-                out.writeInt(v == null ? -1 : v.length);
-                if (v != null) {
-                    out.write(v);
-                }
+                keys.add(k.bytes());
+                values.add(merged.get(k));
             }
-            out.flush();
-            storage.put(currentKey, currentNamespace, bytes.toByteArray());
+            storage.put(currentKey, currentNamespace, FlowKVMapState.encodeRaw(keys, values));
             currentKey = null;
             currentNamespace = null;
             userKeys.clear();

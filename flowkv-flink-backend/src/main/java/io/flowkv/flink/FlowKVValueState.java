@@ -4,7 +4,6 @@ import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalValueState;
-import org.apache.flink.util.FlinkRuntimeException;
 
 import java.io.IOException;
 
@@ -41,43 +40,19 @@ final class FlowKVValueState<K, N, V> extends AbstractFlowKVState<K, N, V>
 
     @Override
     public V value() throws IOException {
-        byte[] bytes = storage.get(keyBytes(), namespaceBytes());
-        if (bytes == null) {
-            return defaultValue == null ? null : valueSerializer.copy(defaultValue);
+        V value = getValue();
+        if (value == null && defaultValue != null) {
+            return valueSerializer.copy(defaultValue);
         }
-        return deserialize(bytes);
+        return value;
     }
 
     @Override
     public void update(V value) throws IOException {
-        if (value == null) {
-            clear();
-            return;
-        }
-        try {
-            storage.put(keyBytes(), namespaceBytes(), serialize(value));
-        } catch (IOException e) {
-            throw new FlinkRuntimeException("Error while adding data to FlowKV.", e);
-        }
+        putValue(value);
     }
 
     void setDefaultValue(V defaultValue) {
         this.defaultValue = defaultValue;
-    }
-
-    @Override
-    protected byte[] serializedValue(byte[] key, byte[] namespace, TypeSerializer<V> safe)
-            throws IOException {
-        return storage.get(key, namespace);
-    }
-
-    @Override
-    byte[] migrateValue(byte[] stored, TypeSerializer<V> prior, TypeSerializer<V> current)
-            throws IOException {
-        in.setBuffer(stored);
-        V value = prior.deserialize(in);
-        out.clear();
-        current.serialize(value, out);
-        return out.getCopyOfBuffer();
     }
 }

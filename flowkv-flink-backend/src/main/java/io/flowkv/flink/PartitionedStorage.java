@@ -27,6 +27,23 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
         return instances.get(Math.floorMod(keyGroup, instances.size()));
     }
 
+    /** Opens the store instance of one partition. */
+    interface InstanceOpener<S> {
+        S open(int partition) throws IOException;
+    }
+
+    /** Opens {@code count} instances; on failure closes those already open. */
+    protected void openInstances(int count, InstanceOpener<S> opener) throws IOException {
+        try {
+            for (int i = 0; i < count; i++) {
+                instances.add(opener.open(i));
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
     interface InstanceVisitor<S> {
         void visit(S instance) throws IOException;
     }

@@ -40,23 +40,18 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
         this.pattern = pattern;
         this.list = list;
         int n = settings.partitions();
-        try {
-            for (int i = 0; i < n; i++) {
-                Path instanceDir = Files.createDirectories(dir.resolve("p" + i));
-                instances.add(
+        openInstances(
+                n,
+                i ->
                         RmwStore.open(
-                                RmwStoreOptions.builder(instanceDir)
+                                RmwStoreOptions.builder(
+                                                Files.createDirectories(dir.resolve("p" + i)))
                                         .maxSpaceAmplification(settings.maxSpaceAmplification())
                                         .writeBufferBytes(
                                                 settings.writeBufferBytes(budget.capacity(), 4 * n))
                                         .jitterSeed(seed * 1_000_003L + i)
                                         .build(),
                                 budget));
-            }
-        } catch (IOException | RuntimeException e) {
-            close();
-            throw e;
-        }
     }
 
     @Override

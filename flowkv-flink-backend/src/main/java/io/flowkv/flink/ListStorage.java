@@ -1,0 +1,24 @@
+package io.flowkv.flink;
+
+/** A storage of list elements only (the appending stores): value operations are a caller bug. */
+abstract class ListStorage<S extends AutoCloseable> extends PartitionedStorage<S> {
+
+    ListStorage(int keyGroupPrefixBytes) {
+        super(keyGroupPrefixBytes);
+    }
+
+    @Override
+    public boolean isList() {
+        return true;
+    }
+
+    @Override
+    public byte[] get(byte[] key, byte[] namespace) {
+        throw new IllegalStateException("The " + pattern() + " store holds list state only");
+    }
+
+    @Override
+    public void put(byte[] key, byte[] namespace, byte[] value) {
+        throw new IllegalStateException("The " + pattern() + " store holds list state only");
+    }
+}
