@@ -33,6 +33,9 @@ import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
 import static io.flowkv.core.aur.WindowStatTable.NONE;
 import static io.flowkv.core.aur.WindowStatTable.NO_ID;
 import static io.flowkv.core.aur.WindowStatTable.SERVED;
+import static io.flowkv.core.log.IoFailures.chain;
+import static io.flowkv.core.log.IoFailures.closeQuietly;
+import static io.flowkv.core.log.IoFailures.deleteQuietly;
 
 /**
  * The append and unaligned read (AUR) store: list state of session (merging), count and global
@@ -425,7 +428,7 @@ public final class AurStore implements AutoCloseable {
             try {
                 dataWriter = LogWriter.create(io, path, FileType.AUR_DATA_LOG, id, dataStaging);
             } catch (IOException | RuntimeException e) {
-                deleteQuietly(path, e);
+                deleteQuietly(io, path, e);
                 throw e;
             }
             activeData = new LogSegment(id, path, FileType.AUR_DATA_LOG, dataWriter.size());
@@ -437,7 +440,7 @@ public final class AurStore implements AutoCloseable {
             try {
                 indexWriter = LogWriter.create(io, path, FileType.AUR_INDEX_LOG, id, indexStaging);
             } catch (IOException | RuntimeException e) {
-                deleteQuietly(path, e);
+                deleteQuietly(io, path, e);
                 throw e;
             }
             activeIndex = new LogSegment(id, path, FileType.AUR_INDEX_LOG, indexWriter.size());
@@ -1002,7 +1005,7 @@ public final class AurStore implements AutoCloseable {
                 }
             } catch (IOException | RuntimeException e) {
                 closeQuietly(channel, e);
-                deleteQuietly(dataPath, e);
+                deleteQuietly(io, dataPath, e);
                 throw new IOException("Could not create compacted data log " + dataPath, e);
             }
             int indexId = newFileId(INDEX_PREFIX);
@@ -1013,9 +1016,9 @@ public final class AurStore implements AutoCloseable {
                         LogWriter.create(
                                 io, indexPath, FileType.AUR_INDEX_LOG, indexId, indexStaging);
             } catch (IOException | RuntimeException e) {
-                deleteQuietly(indexPath, e);
+                deleteQuietly(io, indexPath, e);
                 closeQuietly(channel, e);
-                deleteQuietly(dataPath, e);
+                deleteQuietly(io, dataPath, e);
                 throw e;
             }
             this.data = new LogSegment(dataId, dataPath, FileType.AUR_DATA_LOG, dataSize);
@@ -1101,13 +1104,9 @@ public final class AurStore implements AutoCloseable {
 
         void abort(Throwable cause) {
             closeQuietly(dataChannel, cause);
-            try {
-                writer.close();
-            } catch (IOException e) {
-                cause.addSuppressed(e);
-            }
-            deleteQuietly(data.path, cause);
-            deleteQuietly(index.path, cause);
+            closeQuietly(writer, cause);
+            deleteQuietly(io, data.path, cause);
+            deleteQuietly(io, index.path, cause);
         }
     }
 
@@ -1172,30 +1171,6 @@ public final class AurStore implements AutoCloseable {
             failure = chain(failure, e);
         }
         return failure;
-    }
-
-    private static IOException chain(IOException first, IOException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
-    }
-
-    private void deleteQuietly(Path path, Throwable cause) {
-        try {
-            io.delete(path);
-        } catch (IOException e) {
-            cause.addSuppressed(e);
-        }
-    }
-
-    private static void closeQuietly(FileChannel channel, Throwable cause) {
-        try {
-            channel.close();
-        } catch (IOException e) {
-            cause.addSuppressed(e);
-        }
     }
 
     // ---------------------------------------------------------------- iteration, seal, restore

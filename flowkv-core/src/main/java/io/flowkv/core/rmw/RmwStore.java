@@ -13,6 +13,7 @@ import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.FrameScanner;
+import io.flowkv.core.log.IoFailures;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.LogReader;
 import io.flowkv.core.log.LogWriter;
@@ -39,6 +40,8 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.flowkv.core.log.IoFailures.chain;
+import static io.flowkv.core.log.IoFailures.deleteQuietly;
 import static io.flowkv.core.rmw.RmwRecordDescriptor.FRAME_PAYLOAD;
 import static io.flowkv.core.rmw.RmwRecordDescriptor.HEADER;
 
@@ -502,7 +505,7 @@ public final class RmwStore implements AutoCloseable {
         try {
             w = LogWriter.create(io, path, FileType.RMW_VALUE_LOG, id, staging);
         } catch (IOException e) {
-            deleteQuietly(path, e);
+            deleteQuietly(io, path, e);
             throw e;
         }
         FileChannel channel;
@@ -510,7 +513,7 @@ public final class RmwStore implements AutoCloseable {
             channel = io.openForRead(path);
         } catch (IOException e) {
             closeQuietly(w, e);
-            deleteQuietly(path, e);
+            deleteQuietly(io, path, e);
             throw e;
         }
         writer = w;
@@ -681,12 +684,8 @@ public final class RmwStore implements AutoCloseable {
             active = null;
         }
         for (RmwSegment s : outputs) {
-            try {
-                s.channel.close();
-            } catch (IOException e) {
-                failure.addSuppressed(e);
-            }
-            deleteQuietly(s.path, failure);
+            IoFailures.closeQuietly(s.channel, failure);
+            deleteQuietly(io, s.path, failure);
         }
     }
 
@@ -1131,14 +1130,7 @@ public final class RmwStore implements AutoCloseable {
         return highest;
     }
 
-    private void deleteQuietly(Path path, Exception failure) {
-        try {
-            io.delete(path);
-        } catch (IOException e) {
-            failure.addSuppressed(e);
-        }
-    }
-
+    /** Unlike {@link IoFailures#closeQuietly}, also collects runtime failures of the close. */
     private static void closeQuietly(LogWriter w, Exception failure) {
         try {
             w.close();
@@ -1188,11 +1180,7 @@ public final class RmwStore implements AutoCloseable {
             try {
                 s.channel.close();
             } catch (IOException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
+                failure = chain(failure, e);
             }
         }
         segments.clear();
