@@ -432,20 +432,13 @@ public final class RmwStore implements AutoCloseable {
                     continue;
                 }
                 lookupRecord = rec;
-                long hash = buffer.hash(rec);
-                int frame = FrameDescriptor.HEADER_LENGTH + buffer.payloadLength(rec);
-                long old;
-                if (kind == RmwRecordDescriptor.PUT) {
-                    old = index.put(hash, buffer.newPosition(rec), logMatchesRecord);
-                    stats.addLiveBytes(frame);
-                } else {
-                    old = index.remove(hash, logMatchesRecord);
-                    stats.addDeadBytes(frame);
-                }
-                if (old != NONE) {
-                    stats.addLiveBytes(-matchedFrameLength);
-                    stats.addDeadBytes(matchedFrameLength);
-                }
+                boolean put = kind == RmwRecordDescriptor.PUT;
+                applyToIndex(
+                        put,
+                        buffer.hash(rec),
+                        put ? buffer.newPosition(rec) : NONE,
+                        FrameDescriptor.HEADER_LENGTH + buffer.payloadLength(rec),
+                        logMatchesRecord);
             }
         } catch (UncheckedIOException | MemoryBudgetExceededException e) {
             // A corrupt frame met by a key check, or an index that cannot grow: the records from
@@ -861,21 +854,35 @@ public final class RmwStore implements AutoCloseable {
                 int frame = FrameDescriptor.HEADER_LENGTH + len;
                 lookupPayload = b;
                 lookupPayloadOffset = p;
-                long hash = payloadHash(b, p);
-                long old;
-                if (RmwRecordDescriptor.kind(b, p) == RmwRecordDescriptor.PUT) {
-                    long pos = Positions.pack(id, frames.frameOffset());
-                    old = index.put(hash, pos, logMatchesPayload);
-                    stats.addLiveBytes(frame);
-                } else {
-                    old = index.remove(hash, logMatchesPayload);
-                    stats.addDeadBytes(frame);
-                }
-                if (old != NONE) {
-                    stats.addLiveBytes(-matchedFrameLength);
-                    stats.addDeadBytes(matchedFrameLength);
-                }
+                boolean put = RmwRecordDescriptor.kind(b, p) == RmwRecordDescriptor.PUT;
+                applyToIndex(
+                        put,
+                        payloadHash(b, p),
+                        put ? Positions.pack(id, frames.frameOffset()) : NONE,
+                        frame,
+                        logMatchesPayload);
             }
+        }
+    }
+
+    /**
+     * Applies one logged frame to the index, on flush and on restore alike: a put points the entry
+     * at {@code position}, a tombstone drops it. The frame's bytes count as live (put) or dead
+     * (tombstone), and the frame it supersedes, if any, moves from live to dead.
+     */
+    private void applyToIndex(
+            boolean put, long hash, long position, int frame, KeyMatcher matches) {
+        long old;
+        if (put) {
+            old = index.put(hash, position, matches);
+            stats.addLiveBytes(frame);
+        } else {
+            old = index.remove(hash, matches);
+            stats.addDeadBytes(frame);
+        }
+        if (old != NONE) {
+            stats.addLiveBytes(-matchedFrameLength);
+            stats.addDeadBytes(matchedFrameLength);
         }
     }
 
