@@ -424,27 +424,30 @@ public final class AurStore implements AutoCloseable {
         }
         if (dataWriter == null) {
             int id = newFileId(DATA_PREFIX);
-            Path path = directory.resolve(fileName(DATA_PREFIX, id));
-            try {
-                dataWriter = LogWriter.create(io, path, FileType.AUR_DATA_LOG, id, dataStaging);
-            } catch (IOException | RuntimeException e) {
-                deleteQuietly(io, path, e);
-                throw e;
-            }
-            activeData = new LogSegment(id, path, FileType.AUR_DATA_LOG, dataWriter.size());
+            dataWriter = createLog(DATA_PREFIX, id, FileType.AUR_DATA_LOG, dataStaging);
+            activeData =
+                    new LogSegment(id, dataWriter.file(), FileType.AUR_DATA_LOG, dataWriter.size());
             dataSegments.add(activeData);
         }
         if (indexWriter == null) {
             int id = newFileId(INDEX_PREFIX);
-            Path path = directory.resolve(fileName(INDEX_PREFIX, id));
-            try {
-                indexWriter = LogWriter.create(io, path, FileType.AUR_INDEX_LOG, id, indexStaging);
-            } catch (IOException | RuntimeException e) {
-                deleteQuietly(io, path, e);
-                throw e;
-            }
-            activeIndex = new LogSegment(id, path, FileType.AUR_INDEX_LOG, indexWriter.size());
+            indexWriter = createLog(INDEX_PREFIX, id, FileType.AUR_INDEX_LOG, indexStaging);
+            activeIndex =
+                    new LogSegment(
+                            id, indexWriter.file(), FileType.AUR_INDEX_LOG, indexWriter.size());
             indexSegments.add(activeIndex);
+        }
+    }
+
+    /** Creates log file {@code id}; if that fails, what was made of the file is deleted. */
+    private LogWriter createLog(String prefix, int id, FileType type, IoBuffer staging)
+            throws IOException {
+        Path path = directory.resolve(fileName(prefix, id));
+        try {
+            return LogWriter.create(io, path, type, id, staging);
+        } catch (IOException | RuntimeException e) {
+            deleteQuietly(io, path, e);
+            throw e;
         }
     }
 
@@ -1009,21 +1012,17 @@ public final class AurStore implements AutoCloseable {
                 throw new IOException("Could not create compacted data log " + dataPath, e);
             }
             int indexId = newFileId(INDEX_PREFIX);
-            Path indexPath = directory.resolve(fileName(INDEX_PREFIX, indexId));
             LogWriter out;
             try {
-                out =
-                        LogWriter.create(
-                                io, indexPath, FileType.AUR_INDEX_LOG, indexId, indexStaging);
+                out = createLog(INDEX_PREFIX, indexId, FileType.AUR_INDEX_LOG, indexStaging);
             } catch (IOException | RuntimeException e) {
-                deleteQuietly(io, indexPath, e);
                 closeQuietly(channel, e);
                 deleteQuietly(io, dataPath, e);
                 throw e;
             }
             this.data = new LogSegment(dataId, dataPath, FileType.AUR_DATA_LOG, dataSize);
             this.dataChannel = channel;
-            this.index = new LogSegment(indexId, indexPath, FileType.AUR_INDEX_LOG, 0);
+            this.index = new LogSegment(indexId, out.file(), FileType.AUR_INDEX_LOG, 0);
             this.writer = out;
         }
 
