@@ -922,28 +922,15 @@ public final class AurStore implements AutoCloseable {
             compaction = new Compaction();
         }
         try {
-            for (LogSegment segment : indexSegments) {
-                FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
-                while (scanner.next()) {
-                    byte[] buf = scanner.array();
-                    int at = scanner.payloadOffset();
-                    int end = at + scanner.payloadLength();
-                    while (at < end) {
-                        at = entry.parse(buf, at, end, segment.path, scanner.frameOffset());
-                        int id = liveId(entry);
-                        if (id == NO_ID) {
-                            continue;
-                        }
-                        long position = entry.position;
-                        if (compaction != null) {
-                            position = compaction.move(entry);
-                        }
+            Compaction moving = compaction;
+            forEachLiveIndexEntry(
+                    entry,
+                    id -> {
+                        long position = moving != null ? moving.move(entry) : entry.position;
                         if (table.mark[id] == stamp) {
                             collect(id, position, entry.frameLength);
                         }
-                    }
-                }
-            }
+                    });
             if (compaction != null) {
                 compaction.finish();
             }
@@ -955,6 +942,34 @@ public final class AurStore implements AutoCloseable {
         }
         if (compaction != null) {
             install(compaction);
+        }
+    }
+
+    /** Receives the table id of a live index entry; the entry itself is parsed into a buffer. */
+    private interface LiveEntryVisitor {
+        void visit(int id) throws IOException;
+    }
+
+    /**
+     * Parses every entry of every index log into {@code e} and hands those still live (their window
+     * known and the entry not older than the window's first sequence) to {@code visitor}.
+     */
+    private void forEachLiveIndexEntry(IndexEntryDescriptor e, LiveEntryVisitor visitor)
+            throws IOException {
+        for (LogSegment segment : indexSegments) {
+            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
+            while (scanner.next()) {
+                byte[] buf = scanner.array();
+                int at = scanner.payloadOffset();
+                int end = at + scanner.payloadLength();
+                while (at < end) {
+                    at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
+                    int id = liveId(e);
+                    if (id != NO_ID) {
+                        visitor.visit(id);
+                    }
+                }
+            }
         }
     }
 
@@ -1187,18 +1202,9 @@ public final class AurStore implements AutoCloseable {
 
     private void forEachReserved(EntryVisitor visitor) throws IOException {
         IndexEntryDescriptor e = new IndexEntryDescriptor();
-        for (LogSegment segment : indexSegments) {
-            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
-            while (scanner.next()) {
-                byte[] buf = scanner.array();
-                int at = scanner.payloadOffset();
-                int end = at + scanner.payloadLength();
-                while (at < end) {
-                    at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
-                    int id = liveId(e);
-                    if (id == NO_ID) {
-                        continue;
-                    }
+        forEachLiveIndexEntry(
+                e,
+                id -> {
                     LogSegment data = dataSegment(Positions.segment(e.position));
                     long offset = Positions.offset(e.position);
                     byte[] payload = data.reader(io).readFrame(offset);
@@ -1219,9 +1225,7 @@ public final class AurStore implements AutoCloseable {
                         visitor.visit(key, window, payload, p + 4, length);
                         p += 4 + length;
                     }
-                }
-            }
-        }
+                });
         for (int i = 0; i < dirtyCount; i++) {
             int id = dirty[i];
             byte[] key = table.key(id);
