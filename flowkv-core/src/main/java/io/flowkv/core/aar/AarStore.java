@@ -22,6 +22,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import static io.flowkv.core.log.IoFailures.chain;
+
 /**
  * The Append and Aligned Read store (FlowKV paper §4.1): list state of windows that fire for all
  * keys at once (tumbling, sliding).
@@ -332,11 +334,7 @@ public final class AarStore implements AutoCloseable {
             try {
                 deleteSegments(p);
             } catch (IOException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
+                failure = chain(failure, e);
             }
         }
         if (failure != null) {
@@ -493,11 +491,7 @@ public final class AarStore implements AutoCloseable {
                 try {
                     files.closeWriter(w.partition(i));
                 } catch (IOException e) {
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
+                    failure = chain(failure, e);
                 }
             }
         }

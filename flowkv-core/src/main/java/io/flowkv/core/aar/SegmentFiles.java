@@ -10,6 +10,10 @@ import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Path;
 
+import static io.flowkv.core.log.IoFailures.chain;
+import static io.flowkv.core.log.IoFailures.closeQuietly;
+import static io.flowkv.core.log.IoFailures.deleteQuietly;
+
 /**
  * Names, creates, appends to and deletes the segment files of window partitions.
  *
@@ -81,11 +85,7 @@ final class SegmentFiles {
             } catch (FileAlreadyExistsException e) {
                 // Left by a run restored from an older manifest: not ours to touch, skip the id.
             } catch (IOException e) {
-                try {
-                    io.delete(file);
-                } catch (IOException suppressed) {
-                    e.addSuppressed(suppressed);
-                }
+                deleteQuietly(io, file, e);
                 throw e;
             }
         }
@@ -142,11 +142,7 @@ final class SegmentFiles {
             try {
                 io.delete(path(id));
             } catch (IOException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
+                failure = chain(failure, e);
             }
         }
         if (failure != null) {
@@ -159,14 +155,6 @@ final class SegmentFiles {
         p.writer = null;
         if (writer != null) {
             writer.close();
-        }
-    }
-
-    private static void closeQuietly(LogWriter writer, Exception failure) {
-        try {
-            writer.close();
-        } catch (IOException e) {
-            failure.addSuppressed(e);
         }
     }
 }

@@ -33,6 +33,9 @@ import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
 import static io.flowkv.core.aur.WindowStatTable.NONE;
 import static io.flowkv.core.aur.WindowStatTable.NO_ID;
 import static io.flowkv.core.aur.WindowStatTable.SERVED;
+import static io.flowkv.core.log.IoFailures.chain;
+import static io.flowkv.core.log.IoFailures.closeQuietly;
+import static io.flowkv.core.log.IoFailures.deleteQuietly;
 
 /**
  * The append and unaligned read (AUR) store: list state of session (merging), count and global
@@ -421,27 +424,30 @@ public final class AurStore implements AutoCloseable {
         }
         if (dataWriter == null) {
             int id = newFileId(DATA_PREFIX);
-            Path path = directory.resolve(fileName(DATA_PREFIX, id));
-            try {
-                dataWriter = LogWriter.create(io, path, FileType.AUR_DATA_LOG, id, dataStaging);
-            } catch (IOException | RuntimeException e) {
-                deleteQuietly(path, e);
-                throw e;
-            }
-            activeData = new LogSegment(id, path, FileType.AUR_DATA_LOG, dataWriter.size());
+            dataWriter = createLog(DATA_PREFIX, id, FileType.AUR_DATA_LOG, dataStaging);
+            activeData =
+                    new LogSegment(id, dataWriter.file(), FileType.AUR_DATA_LOG, dataWriter.size());
             dataSegments.add(activeData);
         }
         if (indexWriter == null) {
             int id = newFileId(INDEX_PREFIX);
-            Path path = directory.resolve(fileName(INDEX_PREFIX, id));
-            try {
-                indexWriter = LogWriter.create(io, path, FileType.AUR_INDEX_LOG, id, indexStaging);
-            } catch (IOException | RuntimeException e) {
-                deleteQuietly(path, e);
-                throw e;
-            }
-            activeIndex = new LogSegment(id, path, FileType.AUR_INDEX_LOG, indexWriter.size());
+            indexWriter = createLog(INDEX_PREFIX, id, FileType.AUR_INDEX_LOG, indexStaging);
+            activeIndex =
+                    new LogSegment(
+                            id, indexWriter.file(), FileType.AUR_INDEX_LOG, indexWriter.size());
             indexSegments.add(activeIndex);
+        }
+    }
+
+    /** Creates log file {@code id}; if that fails, what was made of the file is deleted. */
+    private LogWriter createLog(String prefix, int id, FileType type, IoBuffer staging)
+            throws IOException {
+        Path path = directory.resolve(fileName(prefix, id));
+        try {
+            return LogWriter.create(io, path, type, id, staging);
+        } catch (IOException | RuntimeException e) {
+            deleteQuietly(io, path, e);
+            throw e;
         }
     }
 
@@ -916,28 +922,15 @@ public final class AurStore implements AutoCloseable {
             compaction = new Compaction();
         }
         try {
-            for (LogSegment segment : indexSegments) {
-                FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
-                while (scanner.next()) {
-                    byte[] buf = scanner.array();
-                    int at = scanner.payloadOffset();
-                    int end = at + scanner.payloadLength();
-                    while (at < end) {
-                        at = entry.parse(buf, at, end, segment.path, scanner.frameOffset());
-                        int id = liveId(entry);
-                        if (id == NO_ID) {
-                            continue;
-                        }
-                        long position = entry.position;
-                        if (compaction != null) {
-                            position = compaction.move(entry);
-                        }
+            Compaction moving = compaction;
+            forEachLiveIndexEntry(
+                    entry,
+                    id -> {
+                        long position = moving != null ? moving.move(entry) : entry.position;
                         if (table.mark[id] == stamp) {
                             collect(id, position, entry.frameLength);
                         }
-                    }
-                }
-            }
+                    });
             if (compaction != null) {
                 compaction.finish();
             }
@@ -949,6 +942,34 @@ public final class AurStore implements AutoCloseable {
         }
         if (compaction != null) {
             install(compaction);
+        }
+    }
+
+    /** Receives the table id of a live index entry; the entry itself is parsed into a buffer. */
+    private interface LiveEntryVisitor {
+        void visit(int id) throws IOException;
+    }
+
+    /**
+     * Parses every entry of every index log into {@code e} and hands those still live (their window
+     * known and the entry not older than the window's first sequence) to {@code visitor}.
+     */
+    private void forEachLiveIndexEntry(IndexEntryDescriptor e, LiveEntryVisitor visitor)
+            throws IOException {
+        for (LogSegment segment : indexSegments) {
+            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
+            while (scanner.next()) {
+                byte[] buf = scanner.array();
+                int at = scanner.payloadOffset();
+                int end = at + scanner.payloadLength();
+                while (at < end) {
+                    at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
+                    int id = liveId(e);
+                    if (id != NO_ID) {
+                        visitor.visit(id);
+                    }
+                }
+            }
         }
     }
 
@@ -1002,25 +1023,21 @@ public final class AurStore implements AutoCloseable {
                 }
             } catch (IOException | RuntimeException e) {
                 closeQuietly(channel, e);
-                deleteQuietly(dataPath, e);
+                deleteQuietly(io, dataPath, e);
                 throw new IOException("Could not create compacted data log " + dataPath, e);
             }
             int indexId = newFileId(INDEX_PREFIX);
-            Path indexPath = directory.resolve(fileName(INDEX_PREFIX, indexId));
             LogWriter out;
             try {
-                out =
-                        LogWriter.create(
-                                io, indexPath, FileType.AUR_INDEX_LOG, indexId, indexStaging);
+                out = createLog(INDEX_PREFIX, indexId, FileType.AUR_INDEX_LOG, indexStaging);
             } catch (IOException | RuntimeException e) {
-                deleteQuietly(indexPath, e);
                 closeQuietly(channel, e);
-                deleteQuietly(dataPath, e);
+                deleteQuietly(io, dataPath, e);
                 throw e;
             }
             this.data = new LogSegment(dataId, dataPath, FileType.AUR_DATA_LOG, dataSize);
             this.dataChannel = channel;
-            this.index = new LogSegment(indexId, indexPath, FileType.AUR_INDEX_LOG, 0);
+            this.index = new LogSegment(indexId, out.file(), FileType.AUR_INDEX_LOG, 0);
             this.writer = out;
         }
 
@@ -1101,13 +1118,9 @@ public final class AurStore implements AutoCloseable {
 
         void abort(Throwable cause) {
             closeQuietly(dataChannel, cause);
-            try {
-                writer.close();
-            } catch (IOException e) {
-                cause.addSuppressed(e);
-            }
-            deleteQuietly(data.path, cause);
-            deleteQuietly(index.path, cause);
+            closeQuietly(writer, cause);
+            deleteQuietly(io, data.path, cause);
+            deleteQuietly(io, index.path, cause);
         }
     }
 
@@ -1174,30 +1187,6 @@ public final class AurStore implements AutoCloseable {
         return failure;
     }
 
-    private static IOException chain(IOException first, IOException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
-    }
-
-    private void deleteQuietly(Path path, Throwable cause) {
-        try {
-            io.delete(path);
-        } catch (IOException e) {
-            cause.addSuppressed(e);
-        }
-    }
-
-    private static void closeQuietly(FileChannel channel, Throwable cause) {
-        try {
-            channel.close();
-        } catch (IOException e) {
-            cause.addSuppressed(e);
-        }
-    }
-
     // ---------------------------------------------------------------- iteration, seal, restore
 
     /** Visits every live value: per window the flushed ones, then those in the write buffer. */
@@ -1213,18 +1202,9 @@ public final class AurStore implements AutoCloseable {
 
     private void forEachReserved(EntryVisitor visitor) throws IOException {
         IndexEntryDescriptor e = new IndexEntryDescriptor();
-        for (LogSegment segment : indexSegments) {
-            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
-            while (scanner.next()) {
-                byte[] buf = scanner.array();
-                int at = scanner.payloadOffset();
-                int end = at + scanner.payloadLength();
-                while (at < end) {
-                    at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
-                    int id = liveId(e);
-                    if (id == NO_ID) {
-                        continue;
-                    }
+        forEachLiveIndexEntry(
+                e,
+                id -> {
                     LogSegment data = dataSegment(Positions.segment(e.position));
                     long offset = Positions.offset(e.position);
                     byte[] payload = data.reader(io).readFrame(offset);
@@ -1245,9 +1225,7 @@ public final class AurStore implements AutoCloseable {
                         visitor.visit(key, window, payload, p + 4, length);
                         p += 4 + length;
                     }
-                }
-            }
-        }
+                });
         for (int i = 0; i < dirtyCount; i++) {
             int id = dirty[i];
             byte[] key = table.key(id);

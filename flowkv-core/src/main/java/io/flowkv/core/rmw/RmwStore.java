@@ -13,6 +13,7 @@ import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.FrameScanner;
+import io.flowkv.core.log.IoFailures;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.LogReader;
 import io.flowkv.core.log.LogWriter;
@@ -39,6 +40,8 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.flowkv.core.log.IoFailures.chain;
+import static io.flowkv.core.log.IoFailures.deleteQuietly;
 import static io.flowkv.core.rmw.RmwRecordDescriptor.FRAME_PAYLOAD;
 import static io.flowkv.core.rmw.RmwRecordDescriptor.HEADER;
 
@@ -429,20 +432,13 @@ public final class RmwStore implements AutoCloseable {
                     continue;
                 }
                 lookupRecord = rec;
-                long hash = buffer.hash(rec);
-                int frame = FrameDescriptor.HEADER_LENGTH + buffer.payloadLength(rec);
-                long old;
-                if (kind == RmwRecordDescriptor.PUT) {
-                    old = index.put(hash, buffer.newPosition(rec), logMatchesRecord);
-                    stats.addLiveBytes(frame);
-                } else {
-                    old = index.remove(hash, logMatchesRecord);
-                    stats.addDeadBytes(frame);
-                }
-                if (old != NONE) {
-                    stats.addLiveBytes(-matchedFrameLength);
-                    stats.addDeadBytes(matchedFrameLength);
-                }
+                boolean put = kind == RmwRecordDescriptor.PUT;
+                applyToIndex(
+                        put,
+                        buffer.hash(rec),
+                        put ? buffer.newPosition(rec) : NONE,
+                        FrameDescriptor.HEADER_LENGTH + buffer.payloadLength(rec),
+                        logMatchesRecord);
             }
         } catch (UncheckedIOException | MemoryBudgetExceededException e) {
             // A corrupt frame met by a key check, or an index that cannot grow: the records from
@@ -502,7 +498,7 @@ public final class RmwStore implements AutoCloseable {
         try {
             w = LogWriter.create(io, path, FileType.RMW_VALUE_LOG, id, staging);
         } catch (IOException e) {
-            deleteQuietly(path, e);
+            deleteQuietly(io, path, e);
             throw e;
         }
         FileChannel channel;
@@ -510,7 +506,7 @@ public final class RmwStore implements AutoCloseable {
             channel = io.openForRead(path);
         } catch (IOException e) {
             closeQuietly(w, e);
-            deleteQuietly(path, e);
+            deleteQuietly(io, path, e);
             throw e;
         }
         writer = w;
@@ -681,12 +677,8 @@ public final class RmwStore implements AutoCloseable {
             active = null;
         }
         for (RmwSegment s : outputs) {
-            try {
-                s.channel.close();
-            } catch (IOException e) {
-                failure.addSuppressed(e);
-            }
-            deleteQuietly(s.path, failure);
+            IoFailures.closeQuietly(s.channel, failure);
+            deleteQuietly(io, s.path, failure);
         }
     }
 
@@ -862,21 +854,35 @@ public final class RmwStore implements AutoCloseable {
                 int frame = FrameDescriptor.HEADER_LENGTH + len;
                 lookupPayload = b;
                 lookupPayloadOffset = p;
-                long hash = payloadHash(b, p);
-                long old;
-                if (RmwRecordDescriptor.kind(b, p) == RmwRecordDescriptor.PUT) {
-                    long pos = Positions.pack(id, frames.frameOffset());
-                    old = index.put(hash, pos, logMatchesPayload);
-                    stats.addLiveBytes(frame);
-                } else {
-                    old = index.remove(hash, logMatchesPayload);
-                    stats.addDeadBytes(frame);
-                }
-                if (old != NONE) {
-                    stats.addLiveBytes(-matchedFrameLength);
-                    stats.addDeadBytes(matchedFrameLength);
-                }
+                boolean put = RmwRecordDescriptor.kind(b, p) == RmwRecordDescriptor.PUT;
+                applyToIndex(
+                        put,
+                        payloadHash(b, p),
+                        put ? Positions.pack(id, frames.frameOffset()) : NONE,
+                        frame,
+                        logMatchesPayload);
             }
+        }
+    }
+
+    /**
+     * Applies one logged frame to the index, on flush and on restore alike: a put points the entry
+     * at {@code position}, a tombstone drops it. The frame's bytes count as live (put) or dead
+     * (tombstone), and the frame it supersedes, if any, moves from live to dead.
+     */
+    private void applyToIndex(
+            boolean put, long hash, long position, int frame, KeyMatcher matches) {
+        long old;
+        if (put) {
+            old = index.put(hash, position, matches);
+            stats.addLiveBytes(frame);
+        } else {
+            old = index.remove(hash, matches);
+            stats.addDeadBytes(frame);
+        }
+        if (old != NONE) {
+            stats.addLiveBytes(-matchedFrameLength);
+            stats.addDeadBytes(matchedFrameLength);
         }
     }
 
@@ -1131,14 +1137,7 @@ public final class RmwStore implements AutoCloseable {
         return highest;
     }
 
-    private void deleteQuietly(Path path, Exception failure) {
-        try {
-            io.delete(path);
-        } catch (IOException e) {
-            failure.addSuppressed(e);
-        }
-    }
-
+    /** Unlike {@link IoFailures#closeQuietly}, also collects runtime failures of the close. */
     private static void closeQuietly(LogWriter w, Exception failure) {
         try {
             w.close();
@@ -1188,11 +1187,7 @@ public final class RmwStore implements AutoCloseable {
             try {
                 s.channel.close();
             } catch (IOException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
+                failure = chain(failure, e);
             }
         }
         segments.clear();

@@ -2,6 +2,7 @@ package io.flowkv.core.aar;
 
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.memory.MemoryBudget;
@@ -34,7 +35,7 @@ class AarStoreFaultTest {
 
     @TempDir Path dir;
 
-    private final TrackingFileIo io = new TrackingFileIo();
+    private final FaultInjectingFileIo io = new FaultInjectingFileIo();
     private final MemoryBudget budget = new MemoryBudget(1 << 20);
     private AarStoreOptions options;
     private AarStore store;
@@ -56,7 +57,7 @@ class AarStoreFaultTest {
             store.close();
         }
         assertThat(budget.used()).as("budget after close").isZero();
-        assertThat(io.open).as("open channels after close").isEmpty();
+        assertThat(io.openChannels()).as("open channels after close").isZero();
     }
 
     @Test
@@ -188,14 +189,14 @@ class AarStoreFaultTest {
         for (int i = 0; i < 50; i++) {
             append(store, "k" + (i % 5), "w" + (i % 3), "v" + i);
         }
-        io.failWrites = true;
+        io.failWrites();
 
         assertThatThrownBy(() -> store.flush())
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining(dir.toString());
         assertThat(values(store, "k0", "w0")).containsExactly("v0", "v15", "v30", "v45");
 
-        io.healthy();
+        io.heal();
         store.flush();
         assertThat(values(store, "k0", "w0")).containsExactly("v0", "v15", "v30", "v45");
         store = sealAndRestore(store, options, budget);
@@ -209,8 +210,7 @@ class AarStoreFaultTest {
         List<String> acknowledged = new ArrayList<>();
         // Some writes succeed first, so the failure hits the middle of a flush: one segment
         // holds a partial frame that must be rolled back.
-        io.writesBeforeFailure = 2;
-        io.failWrites = true;
+        io.failWritesAfter(2);
         IOException failure = null;
         for (int i = 0; i < 2000 && failure == null; i++) {
             try {
@@ -222,7 +222,7 @@ class AarStoreFaultTest {
         }
         assertThat(failure).as("an automatic flush failed").isNotNull();
 
-        io.healthy();
+        io.heal();
         for (int i = 2000; i < 2100; i++) {
             append(store, "k", "w" + (i % 4), "value-" + i);
             acknowledged.add("w" + (i % 4) + ":value-" + i);
@@ -238,12 +238,12 @@ class AarStoreFaultTest {
         append(store, "k", "w", "before");
         store.flush();
         append(store, "k", "w", "during");
-        io.failWrites = true;
-        io.failTruncate = true;
+        io.failWrites();
+        io.failTruncate();
 
         assertThatThrownBy(() -> store.flush()).isInstanceOf(IOException.class);
 
-        io.healthy();
+        io.heal();
         store.flush();
         assertThat(logFiles(dir)).hasSize(2);
         assertThat(values(store, "k", "w")).containsExactly("before", "during");
@@ -255,12 +255,12 @@ class AarStoreFaultTest {
     void shouldRetryWhenASegmentCannotBeCreated() throws IOException {
         open(1 << 20);
         append(store, "k", "w", "v");
-        io.failCreate = true;
+        io.failCreate();
 
         assertThatThrownBy(() -> store.flush()).hasMessageContaining("cannot create");
         assertThat(logFiles(dir)).isEmpty();
 
-        io.healthy();
+        io.heal();
         store.flush();
         assertThat(values(store, "k", "w")).containsExactly("v");
     }
@@ -270,11 +270,11 @@ class AarStoreFaultTest {
         open(1 << 20);
         append(store, "k", "w", "v");
         store.flush();
-        io.failWrites = true;
+        io.failWrites();
 
         assertThatThrownBy(() -> store.seal()).isInstanceOf(IOException.class);
 
-        io.healthy();
+        io.heal();
         append(store, "k", "w", "v2");
         store = sealAndRestore(store, options, budget);
         assertThat(values(store, "k", "w")).containsExactly("v", "v2");

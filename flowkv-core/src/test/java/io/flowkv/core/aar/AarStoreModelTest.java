@@ -1,6 +1,7 @@
 package io.flowkv.core.aar;
 
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.Test;
@@ -50,7 +51,7 @@ class AarStoreModelTest {
         private final long seed;
         private final SplittableRandom rnd;
         private final Path dir;
-        private final TrackingFileIo io = new TrackingFileIo();
+        private final FaultInjectingFileIo io = new FaultInjectingFileIo();
         private final MemoryBudget budget;
         private final AarStoreOptions options;
 
@@ -131,7 +132,7 @@ class AarStoreModelTest {
                     .isEmpty();
             store.close();
             assertThat(budget.used()).as("%s: budget after close", where()).isZero();
-            assertThat(io.open).as("%s: open channels after close", where()).isEmpty();
+            assertThat(io.openChannels()).as("%s: open channels after close", where()).isZero();
         }
 
         private void append() throws IOException {
@@ -153,9 +154,10 @@ class AarStoreModelTest {
          * was not acknowledged and must not show up; everything acknowledged must survive.
          */
         private void appendWhileTheDiskFails() throws IOException {
-            io.writesBeforeFailure = rnd.nextInt(4);
-            io.failTruncate = rnd.nextInt(4) == 0;
-            io.failWrites = true;
+            io.failWritesAfter(rnd.nextInt(4));
+            if (rnd.nextInt(4) == 0) {
+                io.failTruncate();
+            }
             try {
                 for (int i = 0; i < 40; i++) {
                     try {
@@ -170,7 +172,7 @@ class AarStoreModelTest {
                     }
                 }
             } finally {
-                io.healthy();
+                io.heal();
             }
         }
 
@@ -235,7 +237,7 @@ class AarStoreModelTest {
             bytesRead += store.stats().bytesRead();
             store.close();
             assertThat(budget.used()).as("%s: budget after close", where()).isZero();
-            assertThat(io.open).as("%s: open channels after close", where()).isEmpty();
+            assertThat(io.openChannels()).as("%s: open channels after close", where()).isZero();
             store = AarStore.restore(options, budget, sealed.manifest());
         }
 

@@ -1,6 +1,7 @@
 package io.flowkv.core.aar;
 
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -26,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class AarStoreTest {
     @TempDir Path dir;
 
-    private final TrackingFileIo io = new TrackingFileIo();
+    private final FaultInjectingFileIo io = new FaultInjectingFileIo();
     private MemoryBudget budget = new MemoryBudget(1 << 20);
     private AarStoreOptions options;
     private AarStore store;
@@ -47,7 +48,7 @@ class AarStoreTest {
             store.close();
         }
         assertThat(budget.used()).as("budget after close").isZero();
-        assertThat(io.open).as("open channels after close").isEmpty();
+        assertThat(io.openChannels()).as("open channels after close").isZero();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -22,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AurPredictionTest {
     @TempDir Path dir;
 
-    private final FaultyFileIo io = new FaultyFileIo();
+    private final FaultInjectingFileIo io = new FaultInjectingFileIo();
     private final MemoryBudget budget = new MemoryBudget(64L << 20);
     private final List<AurStore> stores = new ArrayList<>();
 

@@ -1,6 +1,7 @@
 package io.flowkv.core.aur;
 
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -36,7 +37,7 @@ class AurStoreModelTest {
 
     @TempDir Path dir;
 
-    private final FaultyFileIo io = new FaultyFileIo();
+    private final FaultInjectingFileIo io = new FaultInjectingFileIo();
     private MemoryBudget budget = new MemoryBudget(64L << 20);
     private AurStore store;
 
@@ -159,7 +160,7 @@ class AurStoreModelTest {
                 assertThat(store.stats().deadBytes()).as(at + " dead after compaction").isZero();
             } else if (r < 900) {
                 // A disk that fails mid-operation: nothing acknowledged may be lost.
-                io.failAfterWrites(rnd.nextInt(6));
+                io.failWritesAfter(rnd.nextInt(6));
                 try {
                     switch (rnd.nextInt(3)) {
                         case 0 -> store.flush();
@@ -169,7 +170,7 @@ class AurStoreModelTest {
                 } catch (IOException expected) {
                     faults++;
                 } finally {
-                    io.failWrites(false);
+                    io.heal();
                 }
             } else if (r < 905) {
                 SealedStore sealed = store.seal();

@@ -2,6 +2,7 @@ package io.flowkv.core.aur;
 
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -27,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class AurStoreTest {
     @TempDir Path dir;
 
-    private final FaultyFileIo io = new FaultyFileIo();
+    private final FaultInjectingFileIo io = new FaultInjectingFileIo();
     private final MemoryBudget budget = new MemoryBudget(32L << 20);
     private AurStore store;
 
@@ -391,11 +392,11 @@ class AurStoreTest {
         for (int i = 0; i < 200; i++) {
             store.append(bytes("k" + (i % 20)), window, bytes("v" + i), i);
         }
-        io.failAfterWrites(1);
+        io.failWritesAfter(1);
         assertThatThrownBy(store::flush)
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("aur-");
-        io.failWrites(false);
+        io.heal();
         assertThat(read(store, bytes("k3"), window)).contains("v3", "v183").hasSize(10);
         store.flush();
         store.append(bytes("a"), window, bytes("2"), 2);
@@ -424,9 +425,9 @@ class AurStoreTest {
         }
         store.append(bytes("k30"), window, bytes("buffered"), 30);
         List<String> before = storeFiles();
-        io.failAfterWrites(3);
+        io.failWritesAfter(3);
         assertThatThrownBy(store::compact).isInstanceOf(IOException.class);
-        io.failWrites(false);
+        io.heal();
         assertThat(storeFiles()).as("a failed compaction leaves no files").isEqualTo(before);
         for (int i = 25; i < 50; i++) {
             assertThat(read(store, bytes("k" + i), window))

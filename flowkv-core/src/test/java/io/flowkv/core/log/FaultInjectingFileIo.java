@@ -11,54 +11,113 @@ import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A {@link FileIo} whose channels fail writes on demand: "the disk is full" after a number of write
- * calls, or from now on until healed. Counts open channels for leak checks.
+ * The one {@link FileIo} the tests of every store use to play a failing disk and to check for
+ * leaked files.
+ *
+ * <p>Write faults hit the channels the stores write to, those from {@link #openForAppend}: every
+ * {@code write}, {@code force} and {@code transferFrom} on them, and every {@code transferTo} whose
+ * target is one of them, is one "write call". After {@link #failWritesAfter} the given number of
+ * write calls succeed and every later one throws, as on a full disk, until {@link #heal}. Channels
+ * from {@link #openForRead} never fail.
+ *
+ * <p>{@code transferTo} unwraps its target, so the kernel's zero-copy path is taken as in
+ * production; {@link #transfers} counts those calls. {@link #openChannels} counts every channel
+ * opened and not yet closed.
  */
 public final class FaultInjectingFileIo implements FileIo {
-    private final AtomicInteger writesUntilFailure = new AtomicInteger(Integer.MAX_VALUE);
-    private final AtomicInteger openChannels = new AtomicInteger();
+    private static final int NO_FAULT = -1;
 
-    /** Fails every write call after the next {@code n} succeed. */
+    /** Write calls that still succeed; 0: every write call fails; {@link #NO_FAULT}: none does. */
+    private final AtomicInteger writesBeforeFailure = new AtomicInteger(NO_FAULT);
+
+    private final AtomicInteger openChannels = new AtomicInteger();
+    private final AtomicInteger transfers = new AtomicInteger();
+    private volatile boolean failTruncate;
+    private volatile boolean failCreate;
+    private volatile boolean skipSyncs;
+
+    /** Lets the next {@code n} write calls succeed, then fails every one until {@link #heal}. */
     public void failWritesAfter(int n) {
-        writesUntilFailure.set(n);
+        if (n < 0) {
+            throw new IllegalArgumentException("n=" + n + ", must be >= 0");
+        }
+        writesBeforeFailure.set(n);
     }
 
+    /** Fails every write call from now on until {@link #heal}. */
+    public void failWrites() {
+        failWritesAfter(0);
+    }
+
+    /** Fails every {@code truncate} until {@link #heal}: a rollback that cannot happen. */
+    public void failTruncate() {
+        failTruncate = true;
+    }
+
+    /** Fails {@link #openForAppend} until {@link #heal}: a file that cannot be created. */
+    public void failCreate() {
+        failCreate = true;
+    }
+
+    /** Ends every injected fault. */
     public void heal() {
-        writesUntilFailure.set(Integer.MAX_VALUE);
+        writesBeforeFailure.set(NO_FAULT);
+        failTruncate = false;
+        failCreate = false;
+    }
+
+    /**
+     * Makes {@code force} return without syncing (its write fault still applies), for tests that
+     * seal often and do not test durability.
+     */
+    public void skipSyncs() {
+        skipSyncs = true;
     }
 
     public int openChannels() {
         return openChannels.get();
     }
 
+    /** Calls of {@code FileChannel.transferTo}: the zero-copy path of compaction. */
+    public int transfers() {
+        return transfers.get();
+    }
+
     @Override
     public FileChannel openForAppend(Path file) throws IOException {
-        return track(FileIo.DEFAULT.openForAppend(file));
+        if (failCreate) {
+            throw new IOException("injected: cannot create " + file);
+        }
+        return new Channel(FileIo.DEFAULT.openForAppend(file), file, true);
     }
 
     @Override
     public FileChannel openForRead(Path file) throws IOException {
-        return track(FileIo.DEFAULT.openForRead(file));
+        return new Channel(FileIo.DEFAULT.openForRead(file), file, false);
     }
 
-    private FileChannel track(FileChannel channel) {
-        openChannels.incrementAndGet();
-        return new Faulty(channel);
-    }
-
-    private void maybeFail() throws IOException {
-        if (writesUntilFailure.get() != Integer.MAX_VALUE
-                && writesUntilFailure.getAndDecrement() <= 0) {
-            writesUntilFailure.set(0);
-            throw new IOException("No space left on device (injected)");
+    private void beforeWrite(Path file) throws IOException {
+        if (writesBeforeFailure.getAndUpdate(n -> n > 0 ? n - 1 : n) == 0) {
+            throw new IOException("injected: no space left on device writing " + file);
         }
     }
 
-    private final class Faulty extends FileChannel {
+    private final class Channel extends FileChannel {
         private final FileChannel delegate;
+        private final Path file;
+        private final boolean writable;
 
-        Faulty(FileChannel delegate) {
+        Channel(FileChannel delegate, Path file, boolean writable) {
             this.delegate = delegate;
+            this.file = file;
+            this.writable = writable;
+            openChannels.incrementAndGet();
+        }
+
+        private void beforeWrite() throws IOException {
+            if (writable) {
+                FaultInjectingFileIo.this.beforeWrite(file);
+            }
         }
 
         @Override
@@ -73,13 +132,13 @@ public final class FaultInjectingFileIo implements FileIo {
 
         @Override
         public int write(ByteBuffer src) throws IOException {
-            maybeFail();
+            beforeWrite();
             return delegate.write(src);
         }
 
         @Override
         public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-            maybeFail();
+            beforeWrite();
             return delegate.write(srcs, offset, length);
         }
 
@@ -101,31 +160,38 @@ public final class FaultInjectingFileIo implements FileIo {
 
         @Override
         public FileChannel truncate(long size) throws IOException {
+            if (failTruncate) {
+                throw new IOException("injected: truncate failed on " + file);
+            }
             delegate.truncate(size);
             return this;
         }
 
         @Override
         public void force(boolean metaData) throws IOException {
-            maybeFail();
-            delegate.force(metaData);
+            beforeWrite();
+            if (!skipSyncs) {
+                delegate.force(metaData);
+            }
         }
 
         @Override
         public long transferTo(long position, long count, WritableByteChannel target)
                 throws IOException {
-            WritableByteChannel real =
-                    target instanceof Faulty ? ((Faulty) target).delegate : target;
-            if (target instanceof Faulty) {
-                maybeFail();
+            WritableByteChannel real = target;
+            if (target instanceof Channel) {
+                Channel channel = (Channel) target;
+                channel.beforeWrite();
+                real = channel.delegate;
             }
+            transfers.incrementAndGet();
             return delegate.transferTo(position, count, real);
         }
 
         @Override
         public long transferFrom(ReadableByteChannel src, long position, long count)
                 throws IOException {
-            maybeFail();
+            beforeWrite();
             return delegate.transferFrom(src, position, count);
         }
 
@@ -136,7 +202,7 @@ public final class FaultInjectingFileIo implements FileIo {
 
         @Override
         public int write(ByteBuffer src, long position) throws IOException {
-            maybeFail();
+            beforeWrite();
             return delegate.write(src, position);
         }
 

@@ -2,6 +2,7 @@ package io.flowkv.core.rmw;
 
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.memory.MemoryBudget;
@@ -27,18 +28,17 @@ class RmwStoreFaultTest {
     @TempDir Path dir;
 
     private final MemoryBudget budget = new MemoryBudget(16L << 20);
-    private final FaultyFileIo io = new FaultyFileIo();
+    private final FaultInjectingFileIo io = new FaultInjectingFileIo();
     private RmwStore store;
 
     @AfterEach
     void tearDown() throws IOException {
-        io.failWrites = false;
-        io.writesBeforeFailure = -1;
+        io.heal();
         if (store != null) {
             store.close();
         }
         assertThat(budget.used()).as("budget after close").isZero();
-        assertThat(io.openChannels).as("open channels after close").hasValue(0);
+        assertThat(io.openChannels()).as("open channels after close").isZero();
     }
 
     private RmwStoreOptions options() {
@@ -205,7 +205,7 @@ class RmwStoreFaultTest {
             store.put(b("key" + i), b("w"), b("new" + i));
         }
         store.remove(b("key1"), b("w"));
-        io.failWrites = true;
+        io.failWrites();
         assertThatThrownBy(() -> store.flush())
                 .isInstanceOf(IOException.class)
                 .hasStackTraceContaining("injected");
@@ -217,7 +217,7 @@ class RmwStoreFaultTest {
             assertThat(store.get(b("key" + i), b("w")))
                     .isEqualTo(i == 1 ? null : b((i % 2 == 0 ? "new" : "old") + i));
         }
-        io.failWrites = false;
+        io.heal();
         SealedStore sealed = store.seal();
         store.close();
         store = RmwStore.restore(options(), budget, sealed.manifest());
@@ -230,19 +230,19 @@ class RmwStoreFaultTest {
 
     @Test
     void shouldKeepEverythingWhenACompactionFailsCreatingItsOutput() throws IOException {
-        failCompactionAndRetry(() -> io.failWrites = true, 8, "Could not create");
+        failCompactionAndRetry(io::failWrites, 8, "Could not create");
     }
 
     @Test
     void shouldKeepEverythingWhenACompactionFailsCopyingShortRuns() throws IOException {
         // The output's header is written; appending the frames copied through memory fails.
-        failCompactionAndRetry(() -> io.writesBeforeFailure = 1, 8, "Error writing");
+        failCompactionAndRetry(() -> io.failWritesAfter(1), 8, "Error writing");
     }
 
     @Test
     void shouldKeepEverythingWhenACompactionFailsTransferringLongRuns() throws IOException {
         // Large values make runs long enough for transferTo, which fails after the header.
-        failCompactionAndRetry(() -> io.writesBeforeFailure = 1, 300, "Error transferring");
+        failCompactionAndRetry(() -> io.failWritesAfter(1), 300, "Error transferring");
     }
 
     private static byte[] value(String prefix, int i, int size) {
@@ -277,8 +277,7 @@ class RmwStoreFaultTest {
             assertThat(store.get(b("key" + i), b("w")))
                     .isEqualTo(value(i < 30 ? "new" : "old", i, valueSize));
         }
-        io.failWrites = false;
-        io.writesBeforeFailure = -1;
+        io.heal();
         store.compact();
         assertThat(store.stats().compactions()).isEqualTo(1);
         assertThat(store.stats().deadBytes()).isZero();

@@ -1,6 +1,7 @@
 package io.flowkv.core.rmw;
 
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -75,8 +76,8 @@ class RmwStoreRandomizedTest {
         System.out.println("RmwStoreRandomizedTest " + replay);
         SplittableRandom random = new SplittableRandom(seed);
         Path directory = dir.resolve("run-" + Long.toHexString(seed));
-        FaultyFileIo io = new FaultyFileIo(false);
-        io.syncs = false;
+        FaultInjectingFileIo io = new FaultInjectingFileIo();
+        io.skipSyncs();
         RmwStoreOptions options =
                 RmwStoreOptions.builder(directory)
                         .maxSpaceAmplification(MSA)
@@ -128,7 +129,7 @@ class RmwStoreRandomizedTest {
                 compactions += store.stats().compactions();
                 store.close();
                 assertThat(budget.used()).as(at + " budget after close").isZero();
-                assertThat(io.openChannels).as(at + " read channels after close").hasValue(0);
+                assertThat(io.openChannels()).as(at + " open channels after close").isZero();
                 store = RmwStore.restore(options, budget, sealed.manifest());
                 checkAll(model, at + " after restore");
             }

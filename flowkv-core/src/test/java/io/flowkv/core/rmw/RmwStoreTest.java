@@ -1,6 +1,7 @@
 package io.flowkv.core.rmw;
 
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -24,7 +25,7 @@ class RmwStoreTest {
     @TempDir Path dir;
 
     private final MemoryBudget budget = new MemoryBudget(16L << 20);
-    private final FaultyFileIo io = new FaultyFileIo();
+    private final FaultInjectingFileIo io = new FaultInjectingFileIo();
     private RmwStore store;
 
     @AfterEach
@@ -33,7 +34,7 @@ class RmwStoreTest {
             store.close();
         }
         assertThat(budget.used()).as("budget after close").isZero();
-        assertThat(io.openChannels).as("open channels after close").hasValue(0);
+        assertThat(io.openChannels()).as("open channels after close").isZero();
     }
 
     private RmwStoreOptions.Builder options() {
@@ -333,7 +334,7 @@ class RmwStoreTest {
         store.close();
         store = null;
         assertThat(budget.used()).isZero();
-        assertThat(io.openChannels).hasValue(0);
+        assertThat(io.openChannels()).isZero();
     }
 
     @Test
