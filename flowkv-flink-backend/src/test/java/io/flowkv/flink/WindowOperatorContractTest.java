@@ -1,0 +1,714 @@
+package io.flowkv.flink;
+
+import org.apache.flink.api.common.ExecutionConfig;
+import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.functions.ReduceFunction;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
+import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
+import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.functions.windowing.WindowFunction;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
+import org.apache.flink.streaming.api.windowing.assigners.GlobalWindows;
+import org.apache.flink.streaming.api.windowing.assigners.ProcessingTimeSessionWindows;
+import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
+import org.apache.flink.streaming.api.windowing.evictors.CountEvictor;
+import org.apache.flink.streaming.api.windowing.triggers.CountTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.ProcessingTimeTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.PurgingTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.Trigger;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.streaming.api.windowing.windows.Window;
+import org.apache.flink.streaming.runtime.operators.windowing.WindowOperatorBuilder;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.util.Collector;
+
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Flink's window operators, built with {@link WindowOperatorBuilder} and driven through the keyed
+ * operator test harness, must behave on FlowKV exactly as on the HashMap backend: same firings,
+ * same window contents in the same order, same pending timers — straight through, across a snapshot
+ * and restore, and across rescaling 1 -> 2 -> 1. Each scenario also checks which FlowKV store its
+ * window contents got.
+ *
+ * <p>The input is random (ten keys, bounded out-of-order timestamps, some late elements, periodic
+ * watermarks, a processing-time clock) from a seed printed in every assertion; rerun one with
+ * {@code -Dflowkv.seed=N}.
+ */
+class WindowOperatorContractTest {
+    private static final long SEED = Long.getLong("flowkv.seed", new Random().nextLong());
+    private static final int ELEMENTS = 400;
+    private static final int KEYS = 10;
+    private static final int MAX_PARALLELISM = 128;
+
+    /** Watermarks trail the clock by this much: the bound of ordinary out-of-orderness. */
+    private static final long WATERMARK_LAG = 20;
+
+    /** Far enough past the input that every time window fires and every timer is gone. */
+    private static final long DRAIN = 10_000;
+
+    private static final TypeInformation<Tuple2<String, Long>> IN =
+            Types.TUPLE(Types.STRING, Types.LONG);
+    private static final KeySelector<Tuple2<String, Long>, String> KEY = new KeyOf();
+
+    /** Added to every element's value: the high half of a sum of values counts the elements. */
+    private static final long ONE = 1L << 32;
+
+    @TempDir Path checkpoints;
+
+    // ------------------------------------------------------------------ scenarios
+
+    /**
+     * One window operator configuration: what it is built from, which store its window contents
+     * must get, and what the input must have made it do for the comparison to mean anything.
+     */
+    record Scenario(
+            String name,
+            Supplier<OneInputStreamOperator<Tuple2<String, Long>, String>> operator,
+            StorePattern contents,
+            boolean merging,
+            String exercises,
+            Predicate<List<String>> exercised) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<Scenario> scenarios() {
+        Duration size = Duration.ofMillis(50);
+        Duration slidingSize = Duration.ofMillis(60);
+        Duration slide = Duration.ofMillis(20);
+        Duration gap = Duration.ofMillis(40);
+        return Stream.of(
+                new Scenario(
+                        "tumbling event time + process",
+                        () ->
+                                builder(
+                                                TumblingEventTimeWindows.of(size),
+                                                EventTimeTrigger.create())
+                                        .process(new ListProcess<>()),
+                        StorePattern.AAR,
+                        false,
+                        "a window with several elements",
+                        WindowOperatorContractTest::someWindowHasSeveralElements),
+                new Scenario(
+                        "sliding event time + apply",
+                        () ->
+                                builder(
+                                                SlidingEventTimeWindows.of(slidingSize, slide),
+                                                EventTimeTrigger.create())
+                                        .apply(new ListApply()),
+                        StorePattern.AAR,
+                        false,
+                        "a window with several elements",
+                        WindowOperatorContractTest::someWindowHasSeveralElements),
+                new Scenario(
+                        "event-time sessions + process",
+                        () ->
+                                builder(
+                                                EventTimeSessionWindows.withGap(gap),
+                                                EventTimeTrigger.create())
+                                        .process(new ListProcess<>()),
+                        StorePattern.AUR,
+                        true,
+                        "a session merged from several elements",
+                        WindowOperatorContractTest::someWindowHasSeveralElements),
+                new Scenario(
+                        "processing-time sessions + process",
+                        () ->
+                                builder(
+                                                ProcessingTimeSessionWindows.withGap(gap),
+                                                ProcessingTimeTrigger.create())
+                                        .process(new ListProcess<>()),
+                        StorePattern.AUR,
+                        true,
+                        "a session merged from several elements",
+                        WindowOperatorContractTest::someWindowHasSeveralElements),
+                new Scenario(
+                        "global window + purging count trigger + process",
+                        () ->
+                                builder(
+                                                GlobalWindows.create(),
+                                                PurgingTrigger.of(CountTrigger.of(5)))
+                                        .process(new ListProcess<>()),
+                        StorePattern.AUR,
+                        false,
+                        "a key firing several times",
+                        WindowOperatorContractTest::someWindowFiresTwice),
+                new Scenario(
+                        "tumbling event time + allowed lateness + process",
+                        () -> {
+                            WindowOperatorBuilder<Tuple2<String, Long>, String, TimeWindow> b =
+                                    builder(
+                                            TumblingEventTimeWindows.of(size),
+                                            EventTimeTrigger.create());
+                            b.allowedLateness(Duration.ofMillis(100));
+                            return b.process(new ListProcess<>());
+                        },
+                        StorePattern.AAR,
+                        false,
+                        "a late firing with more elements than the first",
+                        WindowOperatorContractTest::someWindowFiresAgainWithMore),
+                new Scenario(
+                        "tumbling event time + count trigger + count evictor + process",
+                        () -> {
+                            WindowOperatorBuilder<Tuple2<String, Long>, String, TimeWindow> b =
+                                    builder(
+                                            TumblingEventTimeWindows.of(Duration.ofMillis(300)),
+                                            CountTrigger.of(3));
+                            b.evictor(CountEvictor.of(2));
+                            return b.process(new ListProcess<>());
+                        },
+                        StorePattern.AAR,
+                        false,
+                        "a window firing again after eviction",
+                        WindowOperatorContractTest::someWindowFiresTwice),
+                new Scenario(
+                        "sliding event time + aggregate",
+                        () ->
+                                builder(
+                                                SlidingEventTimeWindows.of(slidingSize, slide),
+                                                EventTimeTrigger.create())
+                                        .aggregate(
+                                                new ConcatAggregate(),
+                                                new AggregateProcess(),
+                                                Types.STRING),
+                        StorePattern.RMW,
+                        false,
+                        "a window aggregating several elements",
+                        WindowOperatorContractTest::someWindowHasSeveralElements),
+                new Scenario(
+                        "event-time sessions + reduce",
+                        () ->
+                                builder(
+                                                EventTimeSessionWindows.withGap(gap),
+                                                EventTimeTrigger.create())
+                                        .reduce(new SumReduce(), new CountingReduceProcess()),
+                        StorePattern.RMW,
+                        true,
+                        "a session merged from several reduced elements",
+                        WindowOperatorContractTest::someWindowHasSeveralElements));
+    }
+
+    private static <W extends Window>
+            WindowOperatorBuilder<Tuple2<String, Long>, String, W> builder(
+                    WindowAssigner<? super Tuple2<String, Long>, W> assigner,
+                    Trigger<? super Tuple2<String, Long>, ? super W> trigger) {
+        return new WindowOperatorBuilder<>(
+                assigner, trigger, new ExecutionConfig(), IN, KEY, Types.STRING);
+    }
+
+    // ------------------------------------------------------------------ tests
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("scenarios")
+    void shouldProduceTheSameFiringsAsHashMapStraightThrough(Scenario scenario) throws Exception {
+        List<Step> input = input(SEED);
+        Result heap = straight(scenario, new HashMapStateBackend(), input);
+        Result flowKv = straight(scenario, new FlowKVStateBackend(), input);
+
+        assertThat(scenario.exercised().test(heap.output()))
+                .as("%s: the input exercises %s; %s", scenario, scenario.exercises(), seed())
+                .isTrue();
+        assertThat(flowKv.output())
+                .as("%s: output in firing order; %s", scenario, seed())
+                .containsExactlyElementsOf(heap.output());
+        assertThat(flowKv.eventTimers())
+                .as("%s: pending event-time timers at the end; %s", scenario, seed())
+                .isEqualTo(heap.eventTimers());
+        assertThat(flowKv.processingTimers())
+                .as("%s: pending processing-time timers at the end; %s", scenario, seed())
+                .isEqualTo(heap.processingTimers());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("scenarios")
+    void shouldProduceTheSameFiringsAfterSnapshotAndRestore(Scenario scenario) throws Exception {
+        List<Step> input = input(SEED);
+        Result heap = straight(scenario, new HashMapStateBackend(), input);
+        int cut = new Random(SEED ^ 0x5EED).nextInt(input.size() / 2) + input.size() / 4;
+
+        Feeder first = new Feeder(scenario, FlowKVStateBackend::new, 1);
+        first.open(null);
+        first.feed(input.subList(0, cut));
+        OperatorSubtaskState snapshot = first.snapshot(1);
+        first.close();
+
+        Feeder second = new Feeder(scenario, FlowKVStateBackend::new, 1);
+        second.restoreFrom(first, List.of(snapshot));
+        second.feed(input.subList(cut, input.size()));
+        Result restored = second.finish();
+
+        List<String> output = new ArrayList<>(first.output());
+        output.addAll(restored.output());
+        assertThat(byKey(output))
+                .as("%s: per-key output after restoring at step %d; %s", scenario, cut, seed())
+                .isEqualTo(byKey(heap.output()));
+        assertThat(restored.eventTimers())
+                .as("%s: pending event-time timers at the end; %s", scenario, seed())
+                .isEqualTo(heap.eventTimers());
+        assertThat(restored.processingTimers())
+                .as("%s: pending processing-time timers at the end; %s", scenario, seed())
+                .isEqualTo(heap.processingTimers());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("scenarios")
+    void shouldProduceTheSameFiringsAfterRescalingOneTwoOne(Scenario scenario) throws Exception {
+        List<Step> input = input(SEED);
+        Result heap = straight(scenario, new HashMapStateBackend(), input);
+        Random random = new Random(SEED ^ 0xCAFE);
+        int up = random.nextInt(input.size() / 3) + input.size() / 6;
+        int down = up + random.nextInt(input.size() / 3) + input.size() / 6;
+
+        Feeder one = new Feeder(scenario, FlowKVStateBackend::new, 1);
+        one.open(null);
+        one.feed(input.subList(0, up));
+        OperatorSubtaskState single = one.snapshot(1);
+        one.close();
+
+        Feeder two = new Feeder(scenario, FlowKVStateBackend::new, 2);
+        two.restoreFrom(one, List.of(single));
+        two.feed(input.subList(up, down));
+        List<OperatorSubtaskState> pair = two.snapshotAll(2);
+        two.close();
+
+        Feeder back = new Feeder(scenario, FlowKVStateBackend::new, 1);
+        back.restoreFrom(two, pair);
+        back.feed(input.subList(down, input.size()));
+        Result rescaled = back.finish();
+
+        List<String> output = new ArrayList<>(one.output());
+        output.addAll(two.output());
+        output.addAll(rescaled.output());
+        assertThat(output)
+                .as(
+                        "%s: output after rescaling 1 -> 2 at step %d and 2 -> 1 at step %d; %s",
+                        scenario, up, down, seed())
+                .containsExactlyInAnyOrderElementsOf(heap.output());
+        assertThat(rescaled.eventTimers())
+                .as("%s: pending event-time timers at the end; %s", scenario, seed())
+                .isEqualTo(heap.eventTimers());
+        assertThat(rescaled.processingTimers())
+                .as("%s: pending processing-time timers at the end; %s", scenario, seed())
+                .isEqualTo(heap.processingTimers());
+    }
+
+    private static String seed() {
+        return "seed " + SEED + " (rerun with -Dflowkv.seed=" + SEED + ")";
+    }
+
+    // ------------------------------------------------------------------ input
+
+    /** One step of the input: an element, or a watermark; each carries the processing time. */
+    sealed interface Step permits Element, Mark {
+        long clock();
+    }
+
+    record Element(String key, long value, long timestamp, long clock) implements Step {}
+
+    record Mark(long watermark, long clock) implements Step {}
+
+    /**
+     * Elements of ten keys on a clock that advances 0-8 ms per element: most are up to {@link
+     * #WATERMARK_LAG} ms out of order, about one in twelve 60-180 ms late (some within the allowed
+     * lateness of the lateness scenario, some beyond). A watermark {@code clock - lag - 1} follows
+     * every fifteenth element. Values are {@link #ONE} plus the element's index, so window contents
+     * show their order and a sum of values counts its elements.
+     */
+    static List<Step> input(long seed) {
+        Random random = new Random(seed);
+        List<Step> steps = new ArrayList<>();
+        long clock = 1_000;
+        for (int i = 0; i < ELEMENTS; i++) {
+            clock += random.nextInt(9);
+            String key = "k" + random.nextInt(KEYS);
+            long timestamp =
+                    random.nextInt(12) == 0
+                            ? clock - 60 - random.nextInt(120)
+                            : clock - random.nextInt((int) WATERMARK_LAG);
+            steps.add(new Element(key, ONE | i, timestamp, clock));
+            if (i % 15 == 14) {
+                steps.add(new Mark(clock - WATERMARK_LAG - 1, clock));
+            }
+        }
+        return steps;
+    }
+
+    // ------------------------------------------------------------------ driving harnesses
+
+    record Result(List<String> output, int eventTimers, int processingTimers) {}
+
+    private Result straight(Scenario scenario, StateBackend backend, List<Step> input)
+            throws Exception {
+        Feeder feeder = new Feeder(scenario, () -> backend, 1);
+        feeder.open(null);
+        feeder.feed(input);
+        return feeder.finish();
+    }
+
+    /**
+     * The subtasks of one operator at one parallelism, fed like a keyed stream: elements to the
+     * subtask owning their key group, watermarks and processing time to all.
+     */
+    private final class Feeder {
+        private final Scenario scenario;
+        private final Supplier<StateBackend> backends;
+        private final int parallelism;
+        private final List<
+                        KeyedOneInputStreamOperatorTestHarness<
+                                String, Tuple2<String, Long>, String>>
+                subtasks = new ArrayList<>();
+        private final List<String> output = new ArrayList<>();
+        private long watermark = Long.MIN_VALUE;
+        private long clock = Long.MIN_VALUE;
+
+        Feeder(Scenario scenario, Supplier<StateBackend> backends, int parallelism) {
+            this.scenario = scenario;
+            this.backends = backends;
+            this.parallelism = parallelism;
+        }
+
+        void open(OperatorSubtaskState[] states) throws Exception {
+            for (int i = 0; i < parallelism; i++) {
+                KeyedOneInputStreamOperatorTestHarness<String, Tuple2<String, Long>, String> h =
+                        new KeyedOneInputStreamOperatorTestHarness<>(
+                                scenario.operator().get(),
+                                KEY,
+                                Types.STRING,
+                                MAX_PARALLELISM,
+                                parallelism,
+                                i);
+                h.setStateBackend(backends.get());
+                h.setCheckpointStorage(new FileSystemCheckpointStorage(checkpoints.toUri()));
+                subtasks.add(h);
+                if (states != null) {
+                    h.initializeState(states[i]);
+                }
+                h.open();
+            }
+        }
+
+        /**
+         * Opens on the state of {@code previous}'s subtasks, repartitioned to this parallelism, and
+         * replays what a real job would see again after a restore: the processing time, and the
+         * last watermark (watermarks are not part of a snapshot; without it, elements that were
+         * late before the restore would be taken).
+         */
+        void restoreFrom(Feeder previous, List<OperatorSubtaskState> snapshots) throws Exception {
+            OperatorSubtaskState state =
+                    snapshots.size() == 1
+                            ? snapshots.get(0)
+                            : AbstractStreamOperatorTestHarness.repackageState(
+                                    snapshots.toArray(new OperatorSubtaskState[0]));
+            OperatorSubtaskState[] states = new OperatorSubtaskState[parallelism];
+            for (int i = 0; i < parallelism; i++) {
+                states[i] =
+                        AbstractStreamOperatorTestHarness.repartitionOperatorState(
+                                state, MAX_PARALLELISM, previous.parallelism, parallelism, i);
+            }
+            open(states);
+            assertStores();
+            if (previous.clock != Long.MIN_VALUE) {
+                advanceClock(previous.clock);
+            }
+            if (previous.watermark != Long.MIN_VALUE) {
+                watermark(previous.watermark);
+            }
+        }
+
+        void feed(List<Step> steps) throws Exception {
+            for (Step step : steps) {
+                advanceClock(step.clock());
+                if (step instanceof Element e) {
+                    int subtask =
+                            KeyGroupRangeAssignment.assignKeyToParallelOperator(
+                                    e.key(), MAX_PARALLELISM, parallelism);
+                    subtasks.get(subtask)
+                            .processElement(
+                                    new StreamRecord<>(
+                                            Tuple2.of(e.key(), e.value()), e.timestamp()));
+                } else if (step instanceof Mark m) {
+                    watermark(m.watermark());
+                }
+            }
+        }
+
+        private void advanceClock(long time) throws Exception {
+            clock = time;
+            for (var h : subtasks) {
+                h.setProcessingTime(time);
+            }
+        }
+
+        private void watermark(long time) throws Exception {
+            watermark = time;
+            for (var h : subtasks) {
+                h.processWatermark(time);
+            }
+        }
+
+        OperatorSubtaskState snapshot(long checkpointId) throws Exception {
+            return snapshotAll(checkpointId).get(0);
+        }
+
+        List<OperatorSubtaskState> snapshotAll(long checkpointId) throws Exception {
+            List<OperatorSubtaskState> states = new ArrayList<>();
+            for (var h : subtasks) {
+                states.add(h.snapshot(checkpointId, checkpointId * 1000));
+            }
+            return states;
+        }
+
+        /** Counts the pending timers, drains every time window, and closes. */
+        Result finish() throws Exception {
+            int eventTimers = 0;
+            int processingTimers = 0;
+            for (var h : subtasks) {
+                eventTimers += h.numEventTimeTimers();
+                processingTimers += h.numProcessingTimeTimers();
+            }
+            advanceClock(clock + DRAIN);
+            watermark(clock);
+            close();
+            return new Result(output, eventTimers, processingTimers);
+        }
+
+        /** Checks the stores of FlowKV subtasks, collects their output, and closes them. */
+        void close() throws Exception {
+            assertStores();
+            for (var h : subtasks) {
+                for (StreamRecord<? extends String> r : h.extractOutputStreamRecords()) {
+                    output.add(r.getValue() + (r.hasTimestamp() ? " @" + r.getTimestamp() : ""));
+                }
+                h.close();
+            }
+            subtasks.clear();
+        }
+
+        List<String> output() {
+            return output;
+        }
+
+        private void assertStores() {
+            for (var h : subtasks) {
+                if (h.getOperator().getKeyedStateBackend()
+                        instanceof FlowKVKeyedStateBackend<?> b) {
+                    assertThat(b.storePattern("window-contents"))
+                            .as("%s: store of window-contents; %s", scenario, seed())
+                            .isEqualTo(scenario.contents());
+                    assertThat(b.storePattern("merging-window-set"))
+                            .as("%s: store of merging-window-set; %s", scenario, seed())
+                            .isEqualTo(scenario.merging() ? StorePattern.GENERIC : null);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ what the input did
+
+    /** Output lines by key, each key's lines in firing order (keys fire independently). */
+    private static Map<String, List<String>> byKey(List<String> output) {
+        return output.stream()
+                .collect(
+                        Collectors.groupingBy(
+                                line -> line.substring(0, line.indexOf(' ')),
+                                LinkedHashMap::new,
+                                Collectors.toList()));
+    }
+
+    /** Window contents of one output line: the part in brackets, comma separated. */
+    private static int elements(String line) {
+        String contents = line.substring(line.indexOf('[') + 1, line.indexOf(']'));
+        return contents.isEmpty() ? 0 : contents.split(",").length;
+    }
+
+    private static String window(String line) {
+        return line.substring(0, line.indexOf('['));
+    }
+
+    private static boolean someWindowHasSeveralElements(List<String> output) {
+        return output.stream().anyMatch(line -> elements(line) >= 2);
+    }
+
+    private static boolean someWindowFiresTwice(List<String> output) {
+        return output.stream()
+                .collect(Collectors.groupingBy(WindowOperatorContractTest::window))
+                .values()
+                .stream()
+                .anyMatch(firings -> firings.size() >= 2);
+    }
+
+    private static boolean someWindowFiresAgainWithMore(List<String> output) {
+        Map<String, Integer> first = new HashMap<>();
+        for (String line : output) {
+            Integer before = first.putIfAbsent(window(line), elements(line));
+            if (before != null && elements(line) > before) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ------------------------------------------------------------------ functions
+
+    private static final class KeyOf implements KeySelector<Tuple2<String, Long>, String> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String getKey(Tuple2<String, Long> value) {
+            return value.f0;
+        }
+    }
+
+    private static long index(long value) {
+        return value & 0xFFFF_FFFFL;
+    }
+
+    private static String values(Iterable<Tuple2<String, Long>> elements) {
+        return StreamSupport.stream(elements.spliterator(), false)
+                .map(e -> String.valueOf(index(e.f1)))
+                .collect(Collectors.joining(",", "[", "]"));
+    }
+
+    /** Emits the window's elements in iteration order. */
+    private static final class ListProcess<W extends Window>
+            extends ProcessWindowFunction<Tuple2<String, Long>, String, String, W> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(
+                String key,
+                Context context,
+                Iterable<Tuple2<String, Long>> elements,
+                Collector<String> out) {
+            out.collect(key + " " + context.window() + " " + values(elements));
+        }
+    }
+
+    private static final class ListApply
+            implements WindowFunction<Tuple2<String, Long>, String, String, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void apply(
+                String key,
+                TimeWindow window,
+                Iterable<Tuple2<String, Long>> input,
+                Collector<String> out) {
+            out.collect(key + " " + window + " " + values(input));
+        }
+    }
+
+    /** Order-sensitive: the accumulator lists the values in the order they were added. */
+    private static final class ConcatAggregate
+            implements AggregateFunction<Tuple2<String, Long>, String, String> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String createAccumulator() {
+            return "";
+        }
+
+        @Override
+        public String add(Tuple2<String, Long> value, String accumulator) {
+            long index = index(value.f1);
+            return accumulator.isEmpty() ? String.valueOf(index) : accumulator + "," + index;
+        }
+
+        @Override
+        public String getResult(String accumulator) {
+            return accumulator;
+        }
+
+        @Override
+        public String merge(String a, String b) {
+            return a.isEmpty() ? b : b.isEmpty() ? a : a + "," + b;
+        }
+    }
+
+    private static final class AggregateProcess
+            extends ProcessWindowFunction<String, String, String, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(
+                String key, Context context, Iterable<String> elements, Collector<String> out) {
+            for (String accumulator : elements) {
+                out.collect(key + " " + context.window() + " [" + accumulator + "]");
+            }
+        }
+    }
+
+    /**
+     * Sums values, and so counts elements in the high half ({@link #ONE}), so that a merge that
+     * loses or doubles an element shows. Commutative: merge order is not part of the contract.
+     */
+    private static final class SumReduce implements ReduceFunction<Tuple2<String, Long>> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Tuple2<String, Long> reduce(Tuple2<String, Long> a, Tuple2<String, Long> b) {
+            return Tuple2.of(a.f0, a.f1 + b.f1);
+        }
+    }
+
+    /** Emits the reduced value of a session, with as many placeholders as elements reduced. */
+    private static final class CountingReduceProcess
+            extends ProcessWindowFunction<Tuple2<String, Long>, String, String, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(
+                String key,
+                Context context,
+                Iterable<Tuple2<String, Long>> elements,
+                Collector<String> out) {
+            for (Tuple2<String, Long> reduced : elements) {
+                long count = reduced.f1 / ONE;
+                long sum = index(reduced.f1);
+                out.collect(
+                        key
+                                + " "
+                                + context.window()
+                                + " ["
+                                + "x,".repeat((int) Math.max(0, count - 1))
+                                + (count > 0 ? "x" : "")
+                                + "] sum "
+                                + sum);
+            }
+        }
+    }
+}
