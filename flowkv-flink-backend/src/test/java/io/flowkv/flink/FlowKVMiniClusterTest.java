@@ -1,0 +1,234 @@
+package io.flowkv.flink;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.JoinFunction;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.tuple.Tuple3;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.util.CloseableIterator;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.ExceptionUtils;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Whole jobs on a local MiniCluster selecting the backend by its short name, {@code
+ * state.backend.type: flowkv}, with checkpointing on: a tumbling-window process function and a
+ * window join must give what the HashMap backend gives, and a bad FlowKV option must fail the
+ * submission naming the option.
+ */
+class FlowKVMiniClusterTest {
+    private static final long ELEMENTS = 2_000;
+    private static final Duration WINDOW = Duration.ofMillis(100);
+
+    /** Checkpoints completed in the current job, as its throttling map functions saw them. */
+    private static final AtomicInteger COMPLETED_CHECKPOINTS = new AtomicInteger();
+
+    @TempDir Path checkpoints;
+    @TempDir Path localDir;
+
+    @Test
+    void shouldMatchHashMapWithCheckpointsOnWindowsAndWindowJoin() throws Exception {
+        List<String> heap = run(configuration("hashmap"));
+        int heapCheckpoints = COMPLETED_CHECKPOINTS.get();
+        List<String> flowKv = run(configuration("flowkv"));
+
+        assertThat(heap)
+                .as("the job emits window results and join pairs")
+                .anyMatch(line -> line.startsWith("window "))
+                .anyMatch(line -> line.startsWith("join "));
+        assertThat(heapCheckpoints).as("checkpoints completed with hashmap").isPositive();
+        assertThat(COMPLETED_CHECKPOINTS.get())
+                .as("checkpoints completed with flowkv while the sources ran")
+                .isPositive();
+        assertThat(localDir.resolve("flowkv"))
+                .as("FlowKV working directories were made under state.backend.flowkv.localdir")
+                .isDirectory();
+        assertThat(flowKv).containsExactlyElementsOf(heap);
+    }
+
+    @Test
+    void shouldFailSubmissionOnBadOptionNamingTheKey() {
+        Configuration conf = configuration("flowkv");
+        conf.set(FlowKVOptions.MAX_SPACE_AMPLIFICATION, 0.5);
+        String key = FlowKVOptions.MAX_SPACE_AMPLIFICATION.key();
+
+        assertThatThrownBy(() -> run(conf))
+                .satisfies(
+                        e ->
+                                assertThat(ExceptionUtils.findThrowableWithMessage(e, key))
+                                        .as("an exception naming %s in %s", key, e)
+                                        .hasValueSatisfying(
+                                                cause ->
+                                                        assertThat(cause.getMessage())
+                                                                .contains("0.5")
+                                                                .contains("(1, 100]")));
+        assertThat(COMPLETED_CHECKPOINTS.get()).as("no checkpoint of a rejected job").isZero();
+    }
+
+    private Configuration configuration(String backend) {
+        Configuration conf = new Configuration();
+        conf.set(StateBackendOptions.STATE_BACKEND, backend);
+        conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
+        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofMillis(100));
+        conf.set(FlowKVOptions.LOCAL_DIRECTORIES, List.of(localDir.toString()));
+        return conf;
+    }
+
+    /** Runs the job and returns its output, sorted (parallel subtasks interleave freely). */
+    private static List<String> run(Configuration conf) throws Exception {
+        COMPLETED_CHECKPOINTS.set(0);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(conf);
+        env.setParallelism(2);
+
+        DataStream<Tuple3<String, Long, Long>> left =
+                env.fromSequence(0, ELEMENTS - 1)
+                        .map(new Throttle())
+                        .map(new Left())
+                        .assignTimestampsAndWatermarks(watermarks());
+        DataStream<Tuple3<String, Long, Long>> right =
+                env.fromSequence(0, ELEMENTS - 1)
+                        .map(new Throttle())
+                        .map(new Right())
+                        .assignTimestampsAndWatermarks(watermarks());
+
+        DataStream<String> windows =
+                left.keyBy(new KeyOf())
+                        .window(TumblingEventTimeWindows.of(WINDOW))
+                        .process(new SortedContents());
+        DataStream<String> joined =
+                left.join(right)
+                        .where(new KeyOf())
+                        .equalTo(new KeyOf())
+                        .window(TumblingEventTimeWindows.of(WINDOW))
+                        .apply(new Pair());
+
+        List<String> output = new ArrayList<>();
+        CloseableIterator<String> results = windows.union(joined).executeAndCollect();
+        try {
+            results.forEachRemaining(output::add);
+        } finally {
+            results.close();
+        }
+        Collections.sort(output);
+        return output;
+    }
+
+    /** Out of order by less than the watermark bound, so no element is late in any run. */
+    private static WatermarkStrategy<Tuple3<String, Long, Long>> watermarks() {
+        return WatermarkStrategy.<Tuple3<String, Long, Long>>forBoundedOutOfOrderness(
+                        Duration.ofMillis(50))
+                .withTimestampAssigner((event, previous) -> event.f2);
+    }
+
+    /**
+     * Slows its source down until the first checkpoint of the job completes, so that one completes
+     * while the windows hold state, however fast the bounded sources would otherwise be; counts the
+     * completed checkpoints.
+     */
+    private static final class Throttle extends RichMapFunction<Long, Long>
+            implements CheckpointListener {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Long map(Long value) throws InterruptedException {
+            if (COMPLETED_CHECKPOINTS.get() == 0) {
+                Thread.sleep(2);
+            }
+            return value;
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            COMPLETED_CHECKPOINTS.incrementAndGet();
+        }
+    }
+
+    /** Ten keys, two ms apart, up to 39 ms out of order. */
+    private static final class Left implements MapFunction<Long, Tuple3<String, Long, Long>> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Tuple3<String, Long, Long> map(Long v) {
+            return Tuple3.of("k" + v % 10, v, v * 2 + (v * 7919) % 40);
+        }
+    }
+
+    /** The same ten keys in another order, three ms apart, up to 39 ms out of order. */
+    private static final class Right implements MapFunction<Long, Tuple3<String, Long, Long>> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Tuple3<String, Long, Long> map(Long v) {
+            return Tuple3.of("k" + (v * 3) % 10, v, v * 3 + (v * 104729) % 40);
+        }
+    }
+
+    private static final class KeyOf implements KeySelector<Tuple3<String, Long, Long>, String> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String getKey(Tuple3<String, Long, Long> value) {
+            return value.f0;
+        }
+    }
+
+    private static final class SortedContents
+            extends ProcessWindowFunction<Tuple3<String, Long, Long>, String, String, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(
+                String key,
+                Context context,
+                Iterable<Tuple3<String, Long, Long>> elements,
+                Collector<String> out) {
+            out.collect(
+                    "window "
+                            + key
+                            + " "
+                            + context.window()
+                            + " "
+                            + StreamSupport.stream(elements.spliterator(), false)
+                                    .map(e -> e.f1)
+                                    .sorted()
+                                    .map(String::valueOf)
+                                    .collect(Collectors.joining(",", "[", "]")));
+        }
+    }
+
+    private static final class Pair
+            implements JoinFunction<
+                    Tuple3<String, Long, Long>, Tuple3<String, Long, Long>, String> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String join(Tuple3<String, Long, Long> a, Tuple3<String, Long, Long> b) {
+            return "join " + a.f0 + " " + a.f1 + "@" + a.f2 + " " + b.f1 + "@" + b.f2;
+        }
+    }
+}
