@@ -9,7 +9,11 @@ import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.tuple.Tuple3;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
@@ -47,20 +51,25 @@ class FlowKVMiniClusterTest {
     /** Checkpoints completed in the current job, as its throttling map functions saw them. */
     private static final AtomicInteger COMPLETED_CHECKPOINTS = new AtomicInteger();
 
+    private static final AtomicInteger INJECTED_FAILURES = new AtomicInteger();
+
+    /** Throttle subtasks that started from a checkpoint. */
+    private static final AtomicInteger RESTORED_SUBTASKS = new AtomicInteger();
+
+    private static List<String> heapOutput;
+
     @TempDir Path checkpoints;
     @TempDir Path localDir;
 
     @Test
     void shouldMatchHashMapWithCheckpointsOnWindowsAndWindowJoin() throws Exception {
-        List<String> heap = run(configuration("hashmap"));
-        int heapCheckpoints = COMPLETED_CHECKPOINTS.get();
-        List<String> flowKv = run(configuration("flowkv"));
+        List<String> heap = heapOutput();
+        List<String> flowKv = run(configuration("flowkv"), false);
 
         assertThat(heap)
                 .as("the job emits window results and join pairs")
                 .anyMatch(line -> line.startsWith("window "))
                 .anyMatch(line -> line.startsWith("join "));
-        assertThat(heapCheckpoints).as("checkpoints completed with hashmap").isPositive();
         assertThat(COMPLETED_CHECKPOINTS.get())
                 .as("checkpoints completed with flowkv while the sources ran")
                 .isPositive();
@@ -71,12 +80,32 @@ class FlowKVMiniClusterTest {
     }
 
     @Test
+    void shouldRecoverFromACheckpointAfterAFailure() throws Exception {
+        List<String> heap = heapOutput();
+        Configuration conf = configuration("flowkv");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(10));
+        List<String> flowKv = run(conf, true);
+
+        assertThat(INJECTED_FAILURES.get())
+                .as("failures injected after a completed checkpoint")
+                .isEqualTo(1);
+        assertThat(RESTORED_SUBTASKS.get())
+                .as("subtasks restarted from a checkpoint, not from scratch")
+                .isPositive();
+        assertThat(flowKv)
+                .as("output after restoring FlowKV state from the checkpoint")
+                .containsExactlyElementsOf(heap);
+    }
+
+    @Test
     void shouldFailSubmissionOnBadOptionNamingTheKey() {
         Configuration conf = configuration("flowkv");
         conf.set(FlowKVOptions.MAX_SPACE_AMPLIFICATION, 0.5);
         String key = FlowKVOptions.MAX_SPACE_AMPLIFICATION.key();
 
-        assertThatThrownBy(() -> run(conf))
+        assertThatThrownBy(() -> run(conf, false))
                 .satisfies(
                         e ->
                                 assertThat(ExceptionUtils.findThrowableWithMessage(e, key))
@@ -99,20 +128,36 @@ class FlowKVMiniClusterTest {
         return conf;
     }
 
-    /** Runs the job and returns its output, sorted (parallel subtasks interleave freely). */
-    private static List<String> run(Configuration conf) throws Exception {
+    /** The job's output on hashmap, without failures; computed once. */
+    private List<String> heapOutput() throws Exception {
+        if (heapOutput == null) {
+            heapOutput = run(configuration("hashmap"), false);
+            assertThat(COMPLETED_CHECKPOINTS.get())
+                    .as("checkpoints completed with hashmap")
+                    .isPositive();
+        }
+        return heapOutput;
+    }
+
+    /**
+     * Runs the job and returns its output, sorted (parallel subtasks interleave freely). With
+     * {@code failOnce}, a source subtask fails once, after the first checkpoint has completed.
+     */
+    private static List<String> run(Configuration conf, boolean failOnce) throws Exception {
         COMPLETED_CHECKPOINTS.set(0);
+        INJECTED_FAILURES.set(0);
+        RESTORED_SUBTASKS.set(0);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(conf);
         env.setParallelism(2);
 
         DataStream<Tuple3<String, Long, Long>> left =
                 env.fromSequence(0, ELEMENTS - 1)
-                        .map(new Throttle())
+                        .map(new Throttle(failOnce))
                         .map(new Left())
                         .assignTimestampsAndWatermarks(watermarks());
         DataStream<Tuple3<String, Long, Long>> right =
                 env.fromSequence(0, ELEMENTS - 1)
-                        .map(new Throttle())
+                        .map(new Throttle(false))
                         .map(new Right())
                         .assignTimestampsAndWatermarks(watermarks());
 
@@ -148,16 +193,23 @@ class FlowKVMiniClusterTest {
     /**
      * Slows its source down until the first checkpoint of the job completes, so that one completes
      * while the windows hold state, however fast the bounded sources would otherwise be; counts the
-     * completed checkpoints.
+     * completed checkpoints. With {@code failOnce}, it then fails the job once.
      */
     private static final class Throttle extends RichMapFunction<Long, Long>
-            implements CheckpointListener {
+            implements CheckpointListener, CheckpointedFunction {
         private static final long serialVersionUID = 1L;
+        private final boolean failOnce;
+
+        Throttle(boolean failOnce) {
+            this.failOnce = failOnce;
+        }
 
         @Override
         public Long map(Long value) throws InterruptedException {
             if (COMPLETED_CHECKPOINTS.get() == 0) {
                 Thread.sleep(2);
+            } else if (failOnce && INJECTED_FAILURES.compareAndSet(0, 1)) {
+                throw new IllegalStateException("Injected failure at element " + value);
             }
             return value;
         }
@@ -166,6 +218,16 @@ class FlowKVMiniClusterTest {
         public void notifyCheckpointComplete(long checkpointId) {
             COMPLETED_CHECKPOINTS.incrementAndGet();
         }
+
+        @Override
+        public void initializeState(FunctionInitializationContext context) {
+            if (context.isRestored()) {
+                RESTORED_SUBTASKS.incrementAndGet();
+            }
+        }
+
+        @Override
+        public void snapshotState(FunctionSnapshotContext context) {}
     }
 
     /** Ten keys, two ms apart, up to 39 ms out of order. */
