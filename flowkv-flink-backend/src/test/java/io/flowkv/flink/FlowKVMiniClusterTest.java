@@ -1,11 +1,13 @@
 package io.flowkv.flink;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.functions.JoinFunction;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.api.java.tuple.Tuple3;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -17,6 +19,8 @@ import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
+import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.CloseableIterator;
@@ -40,8 +44,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Whole jobs on a local MiniCluster selecting the backend by its short name, {@code
- * state.backend.type: flowkv}, with checkpointing on: a tumbling-window process function and a
- * window join must give what the HashMap backend gives, and a bad FlowKV option must fail the
+ * state.backend.type: flowkv}, with checkpointing on: tumbling-window and session-window process
+ * functions, a sliding-window aggregate and a window join must give what the HashMap backend gives,
+ * also after a failure and restore from a checkpoint, and a bad FlowKV option must fail the
  * submission naming the option.
  */
 class FlowKVMiniClusterTest {
@@ -67,8 +72,10 @@ class FlowKVMiniClusterTest {
         List<String> flowKv = run(configuration("flowkv"), false);
 
         assertThat(heap)
-                .as("the job emits window results and join pairs")
+                .as("the job emits tumbling, session and sliding window results and join pairs")
                 .anyMatch(line -> line.startsWith("window "))
+                .anyMatch(line -> line.startsWith("session "))
+                .anyMatch(line -> line.startsWith("sliding "))
                 .anyMatch(line -> line.startsWith("join "));
         assertThat(COMPLETED_CHECKPOINTS.get())
                 .as("checkpoints completed with flowkv while the sources ran")
@@ -164,7 +171,15 @@ class FlowKVMiniClusterTest {
         DataStream<String> windows =
                 left.keyBy(new KeyOf())
                         .window(TumblingEventTimeWindows.of(WINDOW))
-                        .process(new SortedContents());
+                        .process(new SortedContents("window"));
+        DataStream<String> sessions =
+                left.keyBy(new KeyOf())
+                        .window(EventTimeSessionWindows.withGap(Duration.ofMillis(25)))
+                        .process(new SortedContents("session"));
+        DataStream<String> sliding =
+                right.keyBy(new KeyOf())
+                        .window(SlidingEventTimeWindows.of(WINDOW.multipliedBy(2), WINDOW))
+                        .aggregate(new CountAndSum(), new Labelled());
         DataStream<String> joined =
                 left.join(right)
                         .where(new KeyOf())
@@ -173,7 +188,8 @@ class FlowKVMiniClusterTest {
                         .apply(new Pair());
 
         List<String> output = new ArrayList<>();
-        CloseableIterator<String> results = windows.union(joined).executeAndCollect();
+        CloseableIterator<String> results =
+                windows.union(sessions, sliding, joined).executeAndCollect();
         try {
             results.forEachRemaining(output::add);
         } finally {
@@ -262,6 +278,11 @@ class FlowKVMiniClusterTest {
     private static final class SortedContents
             extends ProcessWindowFunction<Tuple3<String, Long, Long>, String, String, TimeWindow> {
         private static final long serialVersionUID = 1L;
+        private final String label;
+
+        SortedContents(String label) {
+            this.label = label;
+        }
 
         @Override
         public void process(
@@ -270,7 +291,8 @@ class FlowKVMiniClusterTest {
                 Iterable<Tuple3<String, Long, Long>> elements,
                 Collector<String> out) {
             out.collect(
-                    "window "
+                    label
+                            + " "
                             + key
                             + " "
                             + context.window()
@@ -280,6 +302,49 @@ class FlowKVMiniClusterTest {
                                     .sorted()
                                     .map(String::valueOf)
                                     .collect(Collectors.joining(",", "[", "]")));
+        }
+    }
+
+    /** Count and sum of the values: (count, sum). */
+    private static final class CountAndSum
+            implements AggregateFunction<
+                    Tuple3<String, Long, Long>, Tuple2<Long, Long>, Tuple2<Long, Long>> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Tuple2<Long, Long> createAccumulator() {
+            return Tuple2.of(0L, 0L);
+        }
+
+        @Override
+        public Tuple2<Long, Long> add(Tuple3<String, Long, Long> value, Tuple2<Long, Long> acc) {
+            return Tuple2.of(acc.f0 + 1, acc.f1 + value.f1);
+        }
+
+        @Override
+        public Tuple2<Long, Long> getResult(Tuple2<Long, Long> acc) {
+            return acc;
+        }
+
+        @Override
+        public Tuple2<Long, Long> merge(Tuple2<Long, Long> a, Tuple2<Long, Long> b) {
+            return Tuple2.of(a.f0 + b.f0, a.f1 + b.f1);
+        }
+    }
+
+    private static final class Labelled
+            extends ProcessWindowFunction<Tuple2<Long, Long>, String, String, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(
+                String key,
+                Context context,
+                Iterable<Tuple2<Long, Long>> elements,
+                Collector<String> out) {
+            for (Tuple2<Long, Long> countAndSum : elements) {
+                out.collect("sliding " + key + " " + context.window() + " " + countAndSum);
+            }
         }
     }
 
