@@ -208,8 +208,9 @@ class FlowKVMiniClusterTest {
 
     /**
      * Slows its source down until the first checkpoint of the job completes, so that one completes
-     * while the windows hold state, however fast the bounded sources would otherwise be; counts the
-     * completed checkpoints. With {@code failOnce}, it then fails the job once.
+     * while the windows hold state, however fast the bounded sources would otherwise be (each
+     * source subtask then needs over 5 s for its 1,000 elements, ample time for a checkpoint);
+     * counts the completed checkpoints. With {@code failOnce}, it then fails the job once.
      */
     private static final class Throttle extends RichMapFunction<Long, Long>
             implements CheckpointListener, CheckpointedFunction {
@@ -223,7 +224,7 @@ class FlowKVMiniClusterTest {
         @Override
         public Long map(Long value) throws InterruptedException {
             if (COMPLETED_CHECKPOINTS.get() == 0) {
-                Thread.sleep(2);
+                Thread.sleep(5);
             } else if (failOnce && INJECTED_FAILURES.compareAndSet(0, 1)) {
                 throw new IllegalStateException("Injected failure at element " + value);
             }

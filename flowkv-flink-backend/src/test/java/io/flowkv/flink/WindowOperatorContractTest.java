@@ -281,6 +281,9 @@ class WindowOperatorContractTest {
         first.feed(input.subList(0, cut));
         OperatorSubtaskState snapshot = first.snapshot(1);
         first.close();
+        assertThat(snapshot.getManagedKeyedState())
+                .as("%s: keyed state in the snapshot at step %d; %s", scenario, cut, seed())
+                .isNotEmpty();
 
         Feeder second = new Feeder(scenario, FlowKVStateBackend::new, 1);
         second.restoreFrom(first, List.of(snapshot));
@@ -305,23 +308,32 @@ class WindowOperatorContractTest {
     void shouldProduceTheSameFiringsAfterRescalingOneTwoOne(Scenario scenario) throws Exception {
         List<Step> input = input(SEED, ELEMENTS, false);
         Result heap = straight(scenario, new HashMapStateBackend(), input);
+        assertRescalingMatches(heap, scenario, FlowKVStateBackend::new, input);
+    }
+
+    /**
+     * Runs {@code input} rescaling 1 -> 2 -> 1 at random steps; the output must be {@code heap}'s.
+     */
+    private void assertRescalingMatches(
+            Result heap, Scenario scenario, Supplier<StateBackend> flowKv, List<Step> input)
+            throws Exception {
         Random random = new Random(SEED ^ 0xCAFE);
         int up = random.nextInt(input.size() / 3) + input.size() / 6;
         int down = up + random.nextInt(input.size() / 3) + input.size() / 6;
 
-        Feeder one = new Feeder(scenario, FlowKVStateBackend::new, 1);
+        Feeder one = new Feeder(scenario, flowKv, 1);
         one.open(null);
         one.feed(input.subList(0, up));
         OperatorSubtaskState single = one.snapshot(1);
         one.close();
 
-        Feeder two = new Feeder(scenario, FlowKVStateBackend::new, 2);
+        Feeder two = new Feeder(scenario, flowKv, 2);
         two.restoreFrom(one, List.of(single));
         two.feed(input.subList(up, down));
         List<OperatorSubtaskState> pair = two.snapshotAll(2);
         two.close();
 
-        Feeder back = new Feeder(scenario, FlowKVStateBackend::new, 1);
+        Feeder back = new Feeder(scenario, flowKv, 1);
         back.restoreFrom(two, pair);
         back.feed(input.subList(down, input.size()));
         Result rescaled = back.finish();
@@ -351,6 +363,7 @@ class WindowOperatorContractTest {
         conf.set(FlowKVOptions.WRITE_BUFFER_SIZE, MemorySize.parse("64kb"));
         conf.set(FlowKVOptions.MAX_SPACE_AMPLIFICATION, 1.1);
         conf.set(FlowKVOptions.READ_BATCH_RATIO, 0.5);
+        conf.set(FlowKVOptions.PARTITIONS, 3);
         conf.set(FlowKVOptions.LOCAL_DIRECTORIES, List.of(spillDir.toString()));
         Supplier<StateBackend> spilling =
                 () -> new FlowKVStateBackend().configure(conf, getClass().getClassLoader());
@@ -388,6 +401,8 @@ class WindowOperatorContractTest {
         assertThat(byKey(output))
                 .as("%s: per-key output after restoring at step %d; %s", scenario, cut, seed())
                 .isEqualTo(byKey(heap.output()));
+
+        assertRescalingMatches(heap, scenario, spilling, input);
     }
 
     /**
