@@ -23,6 +23,7 @@ import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindow
 import org.apache.flink.streaming.api.windowing.assigners.GlobalWindows;
 import org.apache.flink.streaming.api.windowing.assigners.ProcessingTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.SlidingProcessingTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
 import org.apache.flink.streaming.api.windowing.evictors.CountEvictor;
@@ -31,6 +32,7 @@ import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.ProcessingTimeTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.PurgingTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.Trigger;
+import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.streaming.api.windowing.windows.Window;
 import org.apache.flink.streaming.runtime.operators.windowing.WindowOperatorBuilder;
@@ -197,6 +199,43 @@ class WindowOperatorContractTest {
                         false,
                         "a late firing with more elements than the first",
                         WindowOperatorContractTest::someWindowFiresAgainWithMore),
+                new Scenario(
+                        "event-time sessions + allowed lateness + process",
+                        () -> {
+                            WindowOperatorBuilder<Tuple2<String, Long>, String, TimeWindow> b =
+                                    builder(
+                                            EventTimeSessionWindows.withGap(gap),
+                                            EventTimeTrigger.create());
+                            b.allowedLateness(Duration.ofMillis(100));
+                            return b.process(new ListProcess<>());
+                        },
+                        StorePattern.AUR,
+                        true,
+                        "a late firing of a session with more elements than the first",
+                        WindowOperatorContractTest::someWindowFiresAgainWithMore),
+                new Scenario(
+                        "sliding processing time + process",
+                        () ->
+                                builder(
+                                                SlidingProcessingTimeWindows.of(slidingSize, slide),
+                                                ProcessingTimeTrigger.create())
+                                        .process(new ListProcess<>()),
+                        StorePattern.AAR,
+                        false,
+                        "a window with several elements",
+                        WindowOperatorContractTest::someWindowHasSeveralElements),
+                new Scenario(
+                        "sliding count window (global window + count trigger + count evictor)",
+                        () -> {
+                            WindowOperatorBuilder<Tuple2<String, Long>, String, GlobalWindow> b =
+                                    builder(GlobalWindows.create(), CountTrigger.of(2));
+                            b.evictor(CountEvictor.of(5));
+                            return b.process(new ListProcess<>());
+                        },
+                        StorePattern.AUR,
+                        false,
+                        "a key firing several times",
+                        WindowOperatorContractTest::someWindowFiresTwice),
                 new Scenario(
                         "tumbling event time + count trigger + count evictor + process",
                         () -> {
