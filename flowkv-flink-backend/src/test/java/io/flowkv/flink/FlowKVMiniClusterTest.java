@@ -56,6 +56,9 @@ class FlowKVMiniClusterTest {
     /** Checkpoints completed in the current job, as its throttling map functions saw them. */
     private static final AtomicInteger COMPLETED_CHECKPOINTS = new AtomicInteger();
 
+    /** Source elements that came after a checkpoint had completed. */
+    private static final AtomicInteger ELEMENTS_AFTER_A_CHECKPOINT = new AtomicInteger();
+
     private static final AtomicInteger INJECTED_FAILURES = new AtomicInteger();
 
     /** Throttle subtasks that started from a checkpoint. */
@@ -78,7 +81,10 @@ class FlowKVMiniClusterTest {
                 .anyMatch(line -> line.startsWith("sliding "))
                 .anyMatch(line -> line.startsWith("join "));
         assertThat(COMPLETED_CHECKPOINTS.get())
-                .as("checkpoints completed with flowkv while the sources ran")
+                .as("checkpoints completed with flowkv")
+                .isPositive();
+        assertThat(ELEMENTS_AFTER_A_CHECKPOINT.get())
+                .as("source elements after a checkpoint had completed with flowkv")
                 .isPositive();
         assertThat(localDir.resolve("flowkv"))
                 .as("FlowKV working directories were made under state.backend.flowkv.localdir")
@@ -152,6 +158,7 @@ class FlowKVMiniClusterTest {
      */
     private static List<String> run(Configuration conf, boolean failOnce) throws Exception {
         COMPLETED_CHECKPOINTS.set(0);
+        ELEMENTS_AFTER_A_CHECKPOINT.set(0);
         INJECTED_FAILURES.set(0);
         RESTORED_SUBTASKS.set(0);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(conf);
@@ -225,7 +232,10 @@ class FlowKVMiniClusterTest {
         public Long map(Long value) throws InterruptedException {
             if (COMPLETED_CHECKPOINTS.get() == 0) {
                 Thread.sleep(5);
-            } else if (failOnce && INJECTED_FAILURES.compareAndSet(0, 1)) {
+                return value;
+            }
+            ELEMENTS_AFTER_A_CHECKPOINT.incrementAndGet();
+            if (failOnce && INJECTED_FAILURES.compareAndSet(0, 1)) {
                 throw new IllegalStateException("Injected failure at element " + value);
             }
             return value;
