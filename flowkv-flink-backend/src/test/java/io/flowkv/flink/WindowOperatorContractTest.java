@@ -313,23 +313,51 @@ class WindowOperatorContractTest {
     void shouldProduceTheSameFiringsAfterSnapshotAndRestore(Scenario scenario) throws Exception {
         List<Step> input = input(SEED, ELEMENTS, false);
         Result heap = straight(scenario, new HashMapStateBackend(), input);
+        assertRestoreMatches(heap, scenario, FlowKVStateBackend::new, input, 97);
+    }
+
+    /**
+     * Snapshots at a random step and restores a fresh operator from it; the snapshotted operator
+     * also carries on to the end, snapshotting every {@code snapshotEvery} steps. Both must give
+     * {@code heap}'s output: snapshots must neither lose state nor disturb the live backend.
+     */
+    private void assertRestoreMatches(
+            Result heap,
+            Scenario scenario,
+            Supplier<StateBackend> flowKv,
+            List<Step> input,
+            int snapshotEvery)
+            throws Exception {
         int cut = new Random(SEED ^ 0x5EED).nextInt(input.size() / 2) + input.size() / 4;
 
-        Feeder first = new Feeder(scenario, FlowKVStateBackend::new, 1);
+        Feeder first = new Feeder(scenario, flowKv, 1);
         first.open(null);
         first.feed(input.subList(0, cut));
         OperatorSubtaskState snapshot = first.snapshot(1);
-        first.close();
+        Position atCut = first.position();
+        List<String> beforeCut = first.currentOutput();
         assertThat(snapshot.getManagedKeyedState())
                 .as("%s: keyed state in the snapshot at step %d; %s", scenario, cut, seed())
                 .isNotEmpty();
+        long checkpointId = 1;
+        for (int from = cut; from < input.size(); from += snapshotEvery) {
+            first.feed(input.subList(from, Math.min(input.size(), from + snapshotEvery)));
+            first.snapshot(++checkpointId);
+        }
+        Result carriedOn = first.finish();
+        assertThat(carriedOn.output())
+                .as(
+                        "%s: output of the snapshotted operator carrying on, snapshots every %d"
+                                + " steps from step %d; %s",
+                        scenario, snapshotEvery, cut, seed())
+                .containsExactlyElementsOf(heap.output());
 
-        Feeder second = new Feeder(scenario, FlowKVStateBackend::new, 1);
-        second.restoreFrom(first, List.of(snapshot));
+        Feeder second = new Feeder(scenario, flowKv, 1);
+        second.restoreFrom(1, atCut, List.of(snapshot));
         second.feed(input.subList(cut, input.size()));
         Result restored = second.finish();
 
-        List<String> output = new ArrayList<>(first.output());
+        List<String> output = new ArrayList<>(beforeCut);
         output.addAll(restored.output());
         assertThat(byKey(output))
                 .as("%s: per-key output after restoring at step %d; %s", scenario, cut, seed())
@@ -425,22 +453,7 @@ class WindowOperatorContractTest {
                 .as("%s: pending event-time timers at the end; %s", scenario, seed())
                 .isEqualTo(heap.eventTimers());
 
-        int cut = new Random(SEED ^ 0xD15C).nextInt(input.size() / 2) + input.size() / 4;
-        Feeder first = new Feeder(scenario, spilling, 1);
-        first.open(null);
-        first.feed(input.subList(0, cut));
-        OperatorSubtaskState snapshot = first.snapshot(1);
-        first.close();
-        Feeder second = new Feeder(scenario, spilling, 1);
-        second.restoreFrom(first, List.of(snapshot));
-        second.feed(input.subList(cut, input.size()));
-        Result restored = second.finish();
-        List<String> output = new ArrayList<>(first.output());
-        output.addAll(restored.output());
-        assertThat(byKey(output))
-                .as("%s: per-key output after restoring at step %d; %s", scenario, cut, seed())
-                .isEqualTo(byKey(heap.output()));
-
+        assertRestoreMatches(heap, scenario, spilling, input, 1000);
         assertRescalingMatches(heap, scenario, spilling, input);
     }
 
@@ -547,6 +560,9 @@ class WindowOperatorContractTest {
 
     record Result(List<String> output, int eventTimers, int processingTimers) {}
 
+    /** Where a feeder's input stands: its processing time and last watermark. */
+    record Position(long clock, long watermark) {}
+
     private Result straight(Scenario scenario, StateBackend backend, List<Step> input)
             throws Exception {
         Feeder feeder = new Feeder(scenario, () -> backend, 1);
@@ -604,6 +620,12 @@ class WindowOperatorContractTest {
          * late before the restore would be taken).
          */
         void restoreFrom(Feeder previous, List<OperatorSubtaskState> snapshots) throws Exception {
+            restoreFrom(previous.parallelism, previous.position(), snapshots);
+        }
+
+        void restoreFrom(
+                int previousParallelism, Position position, List<OperatorSubtaskState> snapshots)
+                throws Exception {
             OperatorSubtaskState state =
                     snapshots.size() == 1
                             ? snapshots.get(0)
@@ -613,16 +635,31 @@ class WindowOperatorContractTest {
             for (int i = 0; i < parallelism; i++) {
                 states[i] =
                         AbstractStreamOperatorTestHarness.repartitionOperatorState(
-                                state, MAX_PARALLELISM, previous.parallelism, parallelism, i);
+                                state, MAX_PARALLELISM, previousParallelism, parallelism, i);
             }
             open(states);
             assertStores(true);
-            if (previous.clock != Long.MIN_VALUE) {
-                advanceClock(previous.clock);
+            if (position.clock() != Long.MIN_VALUE) {
+                advanceClock(position.clock());
             }
-            if (previous.watermark != Long.MIN_VALUE) {
-                watermark(previous.watermark);
+            if (position.watermark() != Long.MIN_VALUE) {
+                watermark(position.watermark());
             }
+        }
+
+        Position position() {
+            return new Position(clock, watermark);
+        }
+
+        /** The output so far, without closing. */
+        List<String> currentOutput() {
+            List<String> lines = new ArrayList<>();
+            for (var h : subtasks) {
+                for (StreamRecord<? extends String> r : h.extractOutputStreamRecords()) {
+                    lines.add(r.getValue() + (r.hasTimestamp() ? " @" + r.getTimestamp() : ""));
+                }
+            }
+            return lines;
         }
 
         void feed(List<Step> steps) throws Exception {
@@ -674,6 +711,9 @@ class WindowOperatorContractTest {
             for (var h : subtasks) {
                 states.add(h.snapshot(checkpointId, checkpointId * 1000));
             }
+            for (var h : subtasks) {
+                h.notifyOfCompletedCheckpoint(checkpointId);
+            }
             return states;
         }
 
@@ -694,10 +734,8 @@ class WindowOperatorContractTest {
         /** Checks the stores of FlowKV subtasks, collects their output, and closes them. */
         void close() throws Exception {
             assertStores(false);
+            output.addAll(currentOutput());
             for (var h : subtasks) {
-                for (StreamRecord<? extends String> r : h.extractOutputStreamRecords()) {
-                    output.add(r.getValue() + (r.hasTimestamp() ? " @" + r.getTimestamp() : ""));
-                }
                 h.close();
             }
             subtasks.clear();
