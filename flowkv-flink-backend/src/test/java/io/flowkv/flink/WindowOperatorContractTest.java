@@ -3,6 +3,8 @@ package io.flowkv.flink;
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.functions.ReduceFunction;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -236,6 +238,20 @@ class WindowOperatorContractTest {
                         false,
                         "a key firing several times",
                         WindowOperatorContractTest::someWindowFiresTwice),
+                new Scenario(
+                        "tumbling event time + allowed lateness + per-window and global state",
+                        () -> {
+                            WindowOperatorBuilder<Tuple2<String, Long>, String, TimeWindow> b =
+                                    builder(
+                                            TumblingEventTimeWindows.of(size),
+                                            EventTimeTrigger.create());
+                            b.allowedLateness(Duration.ofMillis(100));
+                            return b.process(new CountingFirings());
+                        },
+                        StorePattern.AAR,
+                        false,
+                        "a late firing with more elements than the first",
+                        WindowOperatorContractTest::someWindowFiresAgainWithMore),
                 new Scenario(
                         "tumbling event time + count trigger + count evictor + process",
                         () -> {
@@ -848,6 +864,52 @@ class WindowOperatorContractTest {
                 Iterable<Tuple2<String, Long>> elements,
                 Collector<String> out) {
             out.collect(key + " " + context.window() + " " + values(elements));
+        }
+    }
+
+    /**
+     * Also counts each window's firings in per-window state (cleared with the window) and the
+     * elements each key has been shown in global state: value state in window and void namespaces.
+     */
+    private static final class CountingFirings
+            extends ProcessWindowFunction<Tuple2<String, Long>, String, String, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        private static ValueStateDescriptor<Integer> firings() {
+            return new ValueStateDescriptor<>("firings", Types.INT);
+        }
+
+        @Override
+        public void process(
+                String key,
+                Context context,
+                Iterable<Tuple2<String, Long>> elements,
+                Collector<String> out)
+                throws IOException {
+            ValueState<Integer> firings = context.windowState().getState(firings());
+            int firing = firings.value() == null ? 1 : firings.value() + 1;
+            firings.update(firing);
+            ValueState<Long> shown =
+                    context.globalState().getState(new ValueStateDescriptor<>("shown", Types.LONG));
+            long total =
+                    (shown.value() == null ? 0 : shown.value())
+                            + StreamSupport.stream(elements.spliterator(), false).count();
+            shown.update(total);
+            out.collect(
+                    key
+                            + " "
+                            + context.window()
+                            + " "
+                            + values(elements)
+                            + " firing "
+                            + firing
+                            + ", shown "
+                            + total);
+        }
+
+        @Override
+        public void clear(Context context) {
+            context.windowState().getState(firings()).clear();
         }
     }
 
