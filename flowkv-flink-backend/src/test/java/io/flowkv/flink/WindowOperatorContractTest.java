@@ -281,6 +281,20 @@ class WindowOperatorContractTest {
                         "a window aggregating several elements",
                         WindowOperatorContractTest::someWindowHasSeveralElements),
                 new Scenario(
+                        "event-time sessions + aggregate",
+                        () ->
+                                builder(
+                                                EventTimeSessionWindows.withGap(gap),
+                                                EventTimeTrigger.create())
+                                        .aggregate(
+                                                new SumAggregate(),
+                                                new CountingSumProcess(),
+                                                Types.LONG),
+                        StorePattern.RMW,
+                        true,
+                        "a session merged from several aggregated elements",
+                        WindowOperatorContractTest::someWindowHasSeveralElements),
+                new Scenario(
                         "event-time sessions + reduce",
                         () ->
                                 builder(
@@ -1008,17 +1022,59 @@ class WindowOperatorContractTest {
                 Iterable<Tuple2<String, Long>> elements,
                 Collector<String> out) {
             for (Tuple2<String, Long> reduced : elements) {
-                long count = reduced.f1 / ONE;
-                long sum = index(reduced.f1);
-                out.collect(
-                        key
-                                + " "
-                                + context.window()
-                                + " ["
-                                + "x,".repeat((int) Math.max(0, count - 1))
-                                + (count > 0 ? "x" : "")
-                                + "] sum "
-                                + sum);
+                out.collect(countAndSum(key, context.window(), reduced.f1));
+            }
+        }
+    }
+
+    /** A sum of values as its element count (placeholders in brackets) and its sum of indexes. */
+    private static String countAndSum(String key, TimeWindow window, long sumOfValues) {
+        long count = sumOfValues / ONE;
+        return key
+                + " "
+                + window
+                + " ["
+                + "x,".repeat((int) Math.max(0, count - 1))
+                + (count > 0 ? "x" : "")
+                + "] sum "
+                + index(sumOfValues);
+    }
+
+    /** Sums values, like {@link SumReduce}, through a merging accumulator. */
+    private static final class SumAggregate
+            implements AggregateFunction<Tuple2<String, Long>, Long, Long> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Long createAccumulator() {
+            return 0L;
+        }
+
+        @Override
+        public Long add(Tuple2<String, Long> value, Long accumulator) {
+            return accumulator + value.f1;
+        }
+
+        @Override
+        public Long getResult(Long accumulator) {
+            return accumulator;
+        }
+
+        @Override
+        public Long merge(Long a, Long b) {
+            return a + b;
+        }
+    }
+
+    private static final class CountingSumProcess
+            extends ProcessWindowFunction<Long, String, String, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(
+                String key, Context context, Iterable<Long> elements, Collector<String> out) {
+            for (Long sum : elements) {
+                out.collect(countAndSum(key, context.window(), sum));
             }
         }
     }
