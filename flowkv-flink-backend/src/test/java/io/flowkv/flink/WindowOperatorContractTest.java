@@ -85,10 +85,10 @@ class WindowOperatorContractTest {
     private static final int ELEMENTS = 400;
 
     /**
-     * Dense input (a ms every twenty elements on average) of this size keeps more window contents
+     * Dense input (a ms every thirty elements on average) of this size keeps more window contents
      * alive than the smallest write buffer holds, so that the stores flush to disk.
      */
-    private static final int SPILLING_ELEMENTS = 12_000;
+    private static final int SPILLING_ELEMENTS = 8_000;
 
     private static final int KEYS = 10;
     private static final int MAX_PARALLELISM = 128;
@@ -577,7 +577,7 @@ class WindowOperatorContractTest {
     record Mark(long watermark, long clock) implements Step {}
 
     /**
-     * Elements of ten keys on a clock that advances 0-8 ms per element (dense: one ms every twenty
+     * Elements of ten keys on a clock that advances 0-8 ms per element (dense: one ms every thirty
      * elements on average): most are up to {@link #WATERMARK_LAG} ms out of order, about one in
      * twelve 60-180 ms late (some within the allowed lateness of the lateness scenario, some
      * beyond). A watermark {@code clock - lag - 1} follows every fifteenth element. Values are
@@ -589,7 +589,7 @@ class WindowOperatorContractTest {
         List<Step> steps = new ArrayList<>();
         long clock = 1_000;
         for (int i = 0; i < elements; i++) {
-            clock += dense ? (random.nextInt(20) == 0 ? 1 : 0) : random.nextInt(9);
+            clock += dense ? (random.nextInt(30) == 0 ? 1 : 0) : random.nextInt(9);
             String key = "k" + random.nextInt(KEYS);
             long timestamp =
                     random.nextInt(12) == 0
