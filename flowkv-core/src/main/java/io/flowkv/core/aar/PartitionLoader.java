@@ -63,12 +63,15 @@ final class PartitionLoader implements AutoCloseable {
      * The partition's view, replayed up to the end of its segments; null if it does not fit in the
      * budget even with the write buffer flushed and every other partition evicted. The caller then
      * reads the segments with a {@link PartitionScanner}. A partition that did not fit is not tried
-     * again until more memory could be had than at that failure: partitions only grow.
+     * again until clearly more memory could be had than at that failure: partitions only grow.
      */
     LoadedPartition load(AarPartition p) throws IOException {
         boolean fresh = p.loaded == null;
         if (fresh) {
-            if (p.loadFailedWithin >= 0 && reachableMemory() <= p.loadFailedWithin) {
+            // A quarter more than last time, so that the write buffer growing by a chunk now and
+            // then does not make every read of a firing window try (and fail) again.
+            if (p.loadFailedWithin >= 0
+                    && reachableMemory() <= p.loadFailedWithin + p.loadFailedWithin / 4) {
                 return null;
             }
             makeRoom(p);

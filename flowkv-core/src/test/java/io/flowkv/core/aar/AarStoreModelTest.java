@@ -83,10 +83,11 @@ class AarStoreModelTest {
             // partitions stay loaded).
             int roomy = 48 * 1024 + rnd.nextInt(160 * 1024);
             this.tight = (seed & 1) == 1;
-            this.budget = new MemoryBudget(tight ? 28 * 1024 + roomy % (12 * 1024) : roomy);
+            this.budget = new MemoryBudget(tight ? 24 * 1024 + roomy % (8 * 1024) : roomy);
+            int partitions = 1 + rnd.nextInt(4);
             this.options =
                     AarStoreOptions.builder(dir)
-                            .partitions(1 + rnd.nextInt(4))
+                            .partitions(tight ? Math.min(2, partitions) : partitions)
                             .writeBufferBytes(1024 + rnd.nextInt(16 * 1024))
                             .ioBufferBytes(4096)
                             .fileIo(io)
