@@ -17,6 +17,7 @@ public final class StoreStats {
     long prefetchMisses;
     long prefetchLoads;
     long bytesPrefetched;
+    long partitionsStreamed;
 
     public void addAppended(long bytes) {
         bytesAppended += bytes;
@@ -63,6 +64,14 @@ public final class StoreStats {
     public void addPrefetchLoad(long bytes) {
         prefetchLoads++;
         bytesPrefetched += bytes;
+    }
+
+    /**
+     * A partition (AAR: one window partition) was found too large to load into the budget even
+     * alone, so it is read by streaming its files.
+     */
+    public void addPartitionStreamed() {
+        partitionsStreamed++;
     }
 
     public long bytesAppended() {
@@ -113,6 +122,10 @@ public final class StoreStats {
         return bytesPrefetched;
     }
 
+    public long partitionsStreamed() {
+        return partitionsStreamed;
+    }
+
     /** Total on-disk bytes over live bytes; 1.0 when nothing is dead (or nothing is stored). */
     public double spaceAmplification() {
         long total = liveBytes + deadBytes;
@@ -149,6 +162,8 @@ public final class StoreStats {
                 + prefetchHits
                 + ", misses="
                 + prefetchMisses
+                + ", streamed="
+                + partitionsStreamed
                 + "}";
     }
 }

@@ -40,6 +40,12 @@ final class AarPartition {
 
     LoadedPartition loaded;
 
+    /**
+     * The memory the store could reach ({@code PartitionLoader}) when loading this partition last
+     * failed for lack of it, or -1: it is read by streaming until more can be had.
+     */
+    long loadFailedWithin = -1;
+
     AarPartition(AarWindow window, int index) {
         this.window = window;
         this.index = index;
@@ -97,6 +103,7 @@ final class AarPartition {
 
     void clearSegments() {
         segments = 0;
+        loadFailedWithin = -1;
         fileLiveBytes = 0;
         fileDeadBytes = 0;
     }

@@ -32,7 +32,10 @@ import static io.flowkv.core.log.IoFailures.chain;
  * to that window partition's own segment file, as frames of records. A window is read one partition
  * at a time: the first {@link #get} of a partition replays its segments into memory organised by
  * key, and the following keys of the firing window are served from there ({@link PartitionLoader}).
- * Values still buffered are returned after the flushed ones.
+ * Values still buffered are returned after the flushed ones. A partition larger than the budget
+ * even alone (a window larger than the managed memory) is not loaded: each read streams its
+ * segments instead ({@link PartitionScanner}), trading one scan per read for bounded memory, so
+ * that no read and no remove fails for lack of memory.
  *
  * <p>Flink reads a fired window key by key and clears it later, possibly after late elements fired
  * it again, so reads never delete. {@link #remove} clears one key: buffered values are dropped and,
@@ -61,6 +64,7 @@ public final class AarStore implements AutoCloseable {
     private final IoBuffer staging;
     private final SegmentFiles files;
     private final PartitionLoader loader;
+    private final PartitionScanner scanner;
     private final int frameTarget;
     private final long readBufferBytes;
     private long flushLimit;
@@ -116,6 +120,15 @@ public final class AarStore implements AutoCloseable {
                                 return Math.max(0, flushLimit - buffer.reservedBytes());
                             }
                         });
+        this.scanner =
+                new PartitionScanner(
+                        budget,
+                        this.io,
+                        files,
+                        buffer,
+                        options.ioBufferBytes(),
+                        stats,
+                        () -> relieve(null));
     }
 
     /**
@@ -259,7 +272,11 @@ public final class AarStore implements AutoCloseable {
         }
         boolean found = false;
         if (p.hasSegments()) {
-            found = loader.load(p).emit(hash, key, consumer);
+            LoadedPartition view = loader.load(p);
+            found =
+                    view != null
+                            ? view.emit(hash, key, consumer)
+                            : scanner.emit(p, hash, key, consumer);
         }
         return buffer.emit(p, hash, key, consumer) | found;
     }
@@ -281,11 +298,22 @@ public final class AarStore implements AutoCloseable {
         long hash = Hashing.hash64(key);
         AarPartition p = partition(w, hash);
         LoadedPartition view;
+        // Log bytes of the key's live values in the segments of a partition too large to load.
+        long streamedBytes;
         // Log the REMOVE first: it is the only step that can fail, and a flush it may need must
         // not run between the steps below (it would move the key's buffered values to the log).
         while (true) {
             view = p.hasSegments() ? loader.load(p) : null;
-            boolean logRemove = view != null && view.hasValues(hash, key) && view.liveKeys() > 1;
+            boolean logRemove;
+            if (view != null || !p.hasSegments()) {
+                streamedBytes = 0;
+                logRemove = view != null && view.hasValues(hash, key) && view.liveKeys() > 1;
+            } else {
+                // Live log bytes of the segments stand in for the view's live key count: when the
+                // key holds all of them, it is the last live key.
+                streamedBytes = scanner.liveBytes(p, hash, key);
+                logRemove = streamedBytes > 0 && streamedBytes < p.fileLiveBytes;
+            }
             if (!logRemove
                     || buffer.tryAppend(p, AarRecordDescriptor.REMOVE, hash, key, null)
                             != OffHeapArena.NO_SPACE) {
@@ -301,18 +329,26 @@ public final class AarStore implements AutoCloseable {
         }
         stats.addLiveBytes(-buffer.killAppends(p, hash, key));
         if (view != null) {
-            long bytes = view.clear(hash, key);
-            p.fileLiveBytes -= bytes;
-            p.fileDeadBytes += bytes;
-            stats.addLiveBytes(-bytes);
-            stats.addDeadBytes(bytes);
+            killFlushed(p, view.clear(hash, key));
             if (view.liveKeys() == 0) {
+                deleteSegments(p);
+            }
+        } else if (p.hasSegments()) {
+            killFlushed(p, streamedBytes);
+            if (p.fileLiveBytes == 0) {
                 deleteSegments(p);
             }
         }
         if (w.isEmpty()) {
             dropWindow(w);
         }
+    }
+
+    private void killFlushed(AarPartition p, long bytes) {
+        p.fileLiveBytes -= bytes;
+        p.fileDeadBytes += bytes;
+        stats.addLiveBytes(-bytes);
+        stats.addDeadBytes(bytes);
     }
 
     /** Deletes the whole window: its files and buffered records. */
@@ -412,7 +448,12 @@ public final class AarStore implements AutoCloseable {
             for (int i = 0; i < w.partitionCount(); i++) {
                 AarPartition p = w.partition(i);
                 if (p.hasSegments()) {
-                    loader.load(p).forEach(w.bytes, visitor);
+                    LoadedPartition view = loader.load(p);
+                    if (view != null) {
+                        view.forEach(w.bytes, visitor);
+                    } else {
+                        scanner.forEach(p, w.bytes, visitor);
+                    }
                 }
                 buffer.forEachLive(p, w.bytes, visitor);
             }

@@ -59,12 +59,28 @@ final class PartitionLoader implements AutoCloseable {
         this.pressure = pressure;
     }
 
-    /** The partition's view, replayed up to the end of its segments. */
+    /**
+     * The partition's view, replayed up to the end of its segments; null if it does not fit in the
+     * budget even with the write buffer flushed and every other partition evicted. The caller then
+     * reads the segments with a {@link PartitionScanner}. A partition that did not fit is not tried
+     * again until clearly more memory could be had than at that failure: partitions only grow.
+     */
     LoadedPartition load(AarPartition p) throws IOException {
         boolean fresh = p.loaded == null;
         if (fresh) {
+            // A quarter more than last time, so that the write buffer growing by a chunk now and
+            // then does not make every read of a firing window try (and fail) again.
+            if (p.loadFailedWithin >= 0
+                    && reachableMemory() <= p.loadFailedWithin + p.loadFailedWithin / 4) {
+                return null;
+            }
             makeRoom(p);
-            p.loaded = newView(p);
+            LoadedPartition view = newView(p);
+            if (view == null) {
+                tooLarge(p);
+                return null;
+            }
+            p.loaded = view;
         } else {
             loaded.remove(p);
         }
@@ -76,11 +92,30 @@ final class PartitionLoader implements AutoCloseable {
                 // issued from now on are applied to the view directly by the store.
                 buffer.applyRemoves(p, p.loaded);
             }
+        } catch (MemoryBudgetExceededException e) {
+            // Relief was tried at every refused allocation: this partition alone is too large.
+            tooLarge(p);
+            drop(p);
+            return null;
         } catch (IOException | RuntimeException e) {
             drop(p);
             throw e;
         }
+        p.loadFailedWithin = -1;
         return p.loaded;
+    }
+
+    private void tooLarge(AarPartition p) {
+        p.loadFailedWithin = reachableMemory();
+        stats.addPartitionStreamed();
+    }
+
+    /**
+     * The most this store could give a load: free budget plus what evicting and flushing returns (a
+     * flush keeps one write buffer chunk, so this is an upper bound).
+     */
+    private long reachableMemory() {
+        return budget.available() + memoryBytes() + buffer.reservedBytes();
     }
 
     private LoadedPartition newView(AarPartition p) throws IOException {
@@ -89,7 +124,7 @@ final class PartitionLoader implements AutoCloseable {
                 return new LoadedPartition(budget, ioBufferBytes, () -> pressure.relieve(p));
             } catch (MemoryBudgetExceededException e) {
                 if (!pressure.relieve(p)) {
-                    throw e;
+                    return null;
                 }
             }
         }
@@ -163,7 +198,7 @@ final class PartitionLoader implements AutoCloseable {
         }
     }
 
-    private static void checkFileId(LogReader reader, long fileId) throws CorruptLogException {
+    static void checkFileId(LogReader reader, long fileId) throws CorruptLogException {
         if (reader.fileId() != fileId) {
             throw new CorruptLogException(
                     reader.file(), 8, "file id " + reader.fileId() + ", expected " + fileId);

@@ -113,19 +113,43 @@ final class WriteBuffer implements AutoCloseable {
         p.bufferedRemoveBytes = 0;
     }
 
+    /** Sees the key of a buffered REMOVE record; {@code b} is valid during the call only. */
+    @FunctionalInterface
+    interface RemoveVisitor {
+        void visit(long keyHash, byte[] b, int off, int len) throws IOException;
+    }
+
     /**
      * Applies the partition's buffered REMOVE records to a view just replayed from its segments:
      * they clear values that precede them in the log but are not flushed yet.
      */
-    void applyRemoves(AarPartition p, LoadedPartition view) {
+    void applyRemoves(AarPartition p, LoadedPartition view) throws IOException {
+        forEachRemove(p, view::clear);
+    }
+
+    /** Passes the key of every buffered REMOVE of the partition to {@code visitor}, in order. */
+    void forEachRemove(AarPartition p, RemoveVisitor visitor) throws IOException {
         for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
             if (arena.getByte(r, T) == REMOVE) {
                 int keyLength = arena.getInt(r, KL);
                 byte[] key = scratch(keyLength);
                 arena.getBytes(r, KEY, key, 0, keyLength);
-                view.clear(arena.getLong(r, KEY_HASH_OFFSET), key, 0, keyLength);
+                visitor.visit(arena.getLong(r, KEY_HASH_OFFSET), key, 0, keyLength);
             }
         }
+    }
+
+    /**
+     * Whether a REMOVE of the key is buffered: then none of the key's values in the segments is
+     * live, since they all precede it.
+     */
+    boolean hasRemove(AarPartition p, long keyHash, byte[] key) {
+        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            if (arena.getByte(r, T) == REMOVE && isKey(r, keyHash, key)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

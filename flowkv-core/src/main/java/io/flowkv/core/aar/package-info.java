@@ -14,8 +14,11 @@
  *       | flush: chain of (w, p) -> frames        |  LoadedPartition: OffHeapArena of
  *       v                                         |  key entries + value lists,
  *  SegmentFiles: aar-&lt;id&gt;.log per (w, p)   ----+  LongHashIndex key -> entry
- *    [hdr][frame: rec rec rec][frame: ...]
- *    rec = APPEND(k, v) | REMOVE(k)
+ *    [hdr][frame: rec rec rec][frame: ...]        |
+ *    rec = APPEND(k, v) | REMOVE(k)               |  too large for the budget even alone:
+ *                                                 +- PartitionScanner streams the segments
+ *                                                    per read (find the key's last REMOVE,
+ *                                                    emit what follows), one I/O buffer
  *
  *  seal(): flush, sync, close segments (later appends start new ones), write
  *          aar-&lt;seq&gt;.manifest: windows -> partitions -> (file id, length)
@@ -26,7 +29,8 @@
  *
  * A partition's content is always "its segments replayed in order, then its buffered chain", which
  * is what reads return. Usually one partition is loaded at a time; more stay loaded only while the
- * budget holds them and still leaves the write buffer room to reach its limit. File formats:
- * docs/FORMAT.md.
+ * budget holds them and still leaves the write buffer room to reach its limit. A partition that
+ * does not fit at all is read by streaming instead: slower, but reads never fail for lack of
+ * memory. File formats: docs/FORMAT.md.
  */
 package io.flowkv.core.aar;

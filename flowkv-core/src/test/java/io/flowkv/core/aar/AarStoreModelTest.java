@@ -25,8 +25,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Random appends, reads, removes, window removals, flushes and seal+restore cycles against a plain
  * in-memory model. Small write buffers and budgets make flushes, partition loading and eviction
- * happen constantly. Replay a failure with {@code -Dflowkv.seed=N} (the seed is printed and is in
- * every assertion message).
+ * happen constantly; odd seeds get a budget smaller than a window partition grows, so that reads
+ * stream partitions that cannot be loaded. Replay a failure with {@code -Dflowkv.seed=N} (the seed
+ * is printed and is in every assertion message).
  */
 class AarStoreModelTest {
     private static final HexFormat HEX = HexFormat.of();
@@ -65,6 +66,11 @@ class AarStoreModelTest {
 
         private long bytesRead;
 
+        private long partitionsStreamed;
+
+        /** A budget too small for the partitions this run builds: reads must stream. */
+        private final boolean tight;
+
         private int injectedFailures;
         private int lowWindow;
         private int step;
@@ -75,10 +81,13 @@ class AarStoreModelTest {
             this.dir = dir;
             // From tight (every load evicts, the write buffer is squeezed) to roomy (several
             // partitions stay loaded).
-            this.budget = new MemoryBudget(48 * 1024 + rnd.nextInt(160 * 1024));
+            int roomy = 48 * 1024 + rnd.nextInt(160 * 1024);
+            this.tight = (seed & 1) == 1;
+            this.budget = new MemoryBudget(tight ? 24 * 1024 + roomy % (8 * 1024) : roomy);
+            int partitions = 1 + rnd.nextInt(4);
             this.options =
                     AarStoreOptions.builder(dir)
-                            .partitions(1 + rnd.nextInt(4))
+                            .partitions(tight ? Math.min(2, partitions) : partitions)
                             .writeBufferBytes(1024 + rnd.nextInt(16 * 1024))
                             .ioBufferBytes(4096)
                             .fileIo(io)
@@ -121,6 +130,11 @@ class AarStoreModelTest {
             assertThat(bytesRead + store.stats().bytesRead())
                     .as("%s: bytes loaded", where())
                     .isPositive();
+            if (tight) {
+                assertThat(partitionsStreamed + store.stats().partitionsStreamed())
+                        .as("%s: partitions read by streaming", where())
+                        .isPositive();
+            }
             for (String window : new ArrayList<>(model.keySet())) {
                 removeWindow(window);
             }
@@ -235,6 +249,7 @@ class AarStoreModelTest {
             }
             flushes += store.stats().flushes();
             bytesRead += store.stats().bytesRead();
+            partitionsStreamed += store.stats().partitionsStreamed();
             store.close();
             assertThat(budget.used()).as("%s: budget after close", where()).isZero();
             assertThat(io.openChannels()).as("%s: open channels after close", where()).isZero();
@@ -284,7 +299,7 @@ class AarStoreModelTest {
         }
 
         private String where() {
-            return "seed=" + seed + " step=" + step;
+            return "seed=" + seed + (tight ? " (tight budget)" : "") + " step=" + step;
         }
 
         private static byte[] bytes(String s) {

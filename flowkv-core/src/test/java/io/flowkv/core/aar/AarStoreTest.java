@@ -221,6 +221,107 @@ class AarStoreTest {
         return maxLoaded;
     }
 
+    /**
+     * A window partition several times larger than the budget (the case FlowKV exists for): reads
+     * stream it instead of failing, fired key by key as Flink does, across seal and restore.
+     */
+    @Test
+    void shouldServeAPartitionLargerThanTheBudgetByStreaming() throws IOException {
+        budget = new MemoryBudget(48 * 1024);
+        open(AarStoreOptions.builder(dir).partitions(1).writeBufferBytes(8 * 1024));
+        Map<String, List<String>> expected = fillLargerThanTheBudget(200, 12);
+        assertThat(store.stats().liveBytes()).isGreaterThan(4 * budget.capacity());
+
+        assertThat(forEachValues()).isEqualTo(expected);
+        assertThat(store.stats().partitionsStreamed()).isPositive();
+        assertThat(store.loadedPartitions()).isZero();
+
+        store = sealAndRestore(store, options, budget);
+        assertThat(forEachValues()).isEqualTo(expected);
+        append(store, "k7", "w", "late");
+        expected.get("k7").add("late");
+
+        long readBefore = store.stats().bytesRead();
+        for (Map.Entry<String, List<String>> e : expected.entrySet()) {
+            assertThat(values(store, e.getKey(), "w")).as(e.getKey()).isEqualTo(e.getValue());
+            store.remove(b(e.getKey()), b("w"));
+            assertThat(values(store, e.getKey(), "w")).as(e.getKey()).isEmpty();
+        }
+
+        assertThat(store.stats().partitionsStreamed()).isPositive();
+        assertThat(store.stats().bytesRead()).isGreaterThan(readBefore);
+        assertThat(store.windowCount()).isZero();
+        assertThat(logFiles(dir)).isEmpty();
+        assertThat(store.stats().liveBytes()).isZero();
+        assertThat(store.stats().deadBytes()).isZero();
+    }
+
+    @Test
+    void shouldStreamForEachWhenNoMemoryIsLeftEvenForTheRemovedKeys() throws IOException {
+        budget = new MemoryBudget(48 * 1024);
+        open(AarStoreOptions.builder(dir).partitions(1).writeBufferBytes(8 * 1024));
+        Map<String, List<String>> expected = fillLargerThanTheBudget(60, 8);
+        store.remove(b("k4"), b("w"));
+        expected.remove("k4");
+        store.flush();
+        store.remove(b("k5"), b("w"));
+        expected.remove("k5");
+        // Another store of the subtask holds the rest of the budget.
+        long held = budget.available();
+        assertThat(budget.tryReserve(held)).isTrue();
+        try {
+            assertThat(forEachValues()).isEqualTo(expected);
+            for (Map.Entry<String, List<String>> e : expected.entrySet()) {
+                assertThat(values(store, e.getKey(), "w")).as(e.getKey()).isEqualTo(e.getValue());
+            }
+            assertThat(values(store, "k4", "w")).isEmpty();
+            assertThat(values(store, "k5", "w")).isEmpty();
+        } finally {
+            budget.release(held);
+        }
+        assertThat(store.stats().partitionsStreamed()).isPositive();
+    }
+
+    /**
+     * Appends {@code rounds} values to each of {@code keys} keys of window "w", flushing between
+     * rounds so every key's values are spread over the log; removes some keys midway (REMOVE
+     * records in the log, new lists after them) and leaves the last round buffered.
+     */
+    private Map<String, List<String>> fillLargerThanTheBudget(int keys, int rounds)
+            throws IOException {
+        Map<String, List<String>> expected = new java.util.TreeMap<>();
+        String padding = "-".repeat(100);
+        for (int r = 0; r < rounds; r++) {
+            for (int k = 0; k < keys; k++) {
+                String value = "k" + k + "-v" + r + padding;
+                append(store, "k" + k, "w", value);
+                expected.computeIfAbsent("k" + k, key -> new ArrayList<>()).add(value);
+            }
+            if (r == rounds / 2) {
+                for (int k = 0; k < keys; k += 3) {
+                    store.remove(b("k" + k), b("w"));
+                    expected.get("k" + k).clear();
+                }
+            }
+            if (r < rounds - 1) {
+                store.flush();
+            }
+        }
+        return expected;
+    }
+
+    /** Every (key, values) of window "w" as forEach visits them. */
+    private Map<String, List<String>> forEachValues() throws IOException {
+        Map<String, List<String>> seen = new java.util.TreeMap<>();
+        store.forEach(
+                (key, window, value, off, len) -> {
+                    assertThat(new String(window)).isEqualTo("w");
+                    seen.computeIfAbsent(new String(key), k -> new ArrayList<>())
+                            .add(new String(value, off, len));
+                });
+        return seen;
+    }
+
     @Test
     void shouldKeepSealedFilesUnchanged() throws IOException {
         open();
