@@ -6,13 +6,20 @@ import io.flowkv.core.aar.AarStore;
 import io.flowkv.core.aar.AarStoreOptions;
 import io.flowkv.core.memory.MemoryBudget;
 
+import org.apache.flink.runtime.state.KeyGroupRange;
+
 import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * Window contents of tumbling and sliding windows on one AAR store. The store splits each window
- * into {@code partitions} files by key itself (its unit of gradual loading), so one instance per
- * state is enough: more instances would only split the same windows into more files.
+ * Window contents of tumbling and sliding windows on one AAR store, partitioned by key group.
+ *
+ * <p>A window is read one loaded partition at a time, and Flink fires a window's timers key group
+ * by key group (its timer queue keeps one heap per key group and drains the head group while
+ * timestamps tie). With a partition per key group each partition is therefore loaded once per
+ * firing; partitioning by key hash would make consecutive keys hop between partitions and reload
+ * them whenever the budget holds fewer than all of them. Key groups beyond {@link
+ * AarStoreOptions#MAX_PARTITIONS} share partitions in contiguous ranges.
  */
 final class AarStateStorage extends ListStorage<AarStore> {
 
@@ -20,14 +27,28 @@ final class AarStateStorage extends ListStorage<AarStore> {
             Path dir,
             MemoryBudget budget,
             FlowKVSettings settings,
+            KeyGroupRange keyGroups,
             int keyGroupPrefixBytes,
             long seed)
             throws IOException {
         super(keyGroupPrefixBytes);
+        int groups = keyGroups.getNumberOfKeyGroups();
+        int partitions = Math.min(AarStoreOptions.MAX_PARTITIONS, groups);
+        int first = keyGroups.getStartKeyGroup();
         instances.add(
                 AarStore.open(
                         AarStoreOptions.builder(dir)
-                                .partitions(settings.partitions())
+                                .partitions(partitions)
+                                .partitioner(
+                                        (key, hash, n) ->
+                                                (int)
+                                                        ((long)
+                                                                        (KeyBytes.keyGroupOf(
+                                                                                        key,
+                                                                                        keyGroupPrefixBytes)
+                                                                                - first)
+                                                                * n
+                                                                / groups))
                                 .writeBufferBytes(settings.writeBufferBytes(budget.capacity(), 2))
                                 .jitterSeed(seed)
                                 .build(),

@@ -198,7 +198,13 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         StoreBinder binder =
                 new StoreBinder(
                         operatorIdentifier,
-                        new StorageFactory(base, budget, settings, keyGroupPrefixBytes, seed),
+                        new StorageFactory(
+                                base,
+                                budget,
+                                settings,
+                                parameters.getKeyGroupRange(),
+                                keyGroupPrefixBytes,
+                                seed),
                         override,
                         states);
 

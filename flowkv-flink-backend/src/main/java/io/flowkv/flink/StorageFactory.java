@@ -2,6 +2,8 @@ package io.flowkv.flink;
 
 import io.flowkv.core.memory.MemoryBudget;
 
+import org.apache.flink.runtime.state.KeyGroupRange;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +17,7 @@ final class StorageFactory {
     private final Path baseDirectory;
     private final MemoryBudget budget;
     private final FlowKVSettings settings;
+    private final KeyGroupRange keyGroups;
     private final int keyGroupPrefixBytes;
     private final long seed;
 
@@ -22,11 +25,13 @@ final class StorageFactory {
             Path baseDirectory,
             MemoryBudget budget,
             FlowKVSettings settings,
+            KeyGroupRange keyGroups,
             int keyGroupPrefixBytes,
             long seed) {
         this.baseDirectory = baseDirectory;
         this.budget = budget;
         this.settings = settings;
+        this.keyGroups = keyGroups;
         this.keyGroupPrefixBytes = keyGroupPrefixBytes;
         this.seed = seed;
     }
@@ -52,7 +57,8 @@ final class StorageFactory {
         long stateSeed = seed * 31 + stateId;
         switch (pattern) {
             case AAR:
-                return new AarStateStorage(dir, budget, settings, keyGroupPrefixBytes, stateSeed);
+                return new AarStateStorage(
+                        dir, budget, settings, keyGroups, keyGroupPrefixBytes, stateSeed);
             case AUR:
                 return new AurStateStorage(dir, budget, settings, keyGroupPrefixBytes, stateSeed);
             case RMW:

@@ -216,7 +216,7 @@ public final class AarStore implements AutoCloseable {
         }
         AarWindow w = windowFor(window);
         long hash = Hashing.hash64(key);
-        AarPartition p = partition(w, hash);
+        AarPartition p = partition(w, key, hash);
         try {
             while (buffer.tryAppend(p, AarRecordDescriptor.APPEND, hash, key, value)
                     == OffHeapArena.NO_SPACE) {
@@ -264,7 +264,7 @@ public final class AarStore implements AutoCloseable {
             return false;
         }
         long hash = Hashing.hash64(key);
-        AarPartition p = partition(w, hash);
+        AarPartition p = partition(w, key, hash);
         if (p.bufferedAppends > READ_FLUSH_THRESHOLD) {
             // Every key of the firing window will be read: index the chain once through the log
             // instead of scanning it once per key.
@@ -296,7 +296,7 @@ public final class AarStore implements AutoCloseable {
             flush();
         }
         long hash = Hashing.hash64(key);
-        AarPartition p = partition(w, hash);
+        AarPartition p = partition(w, key, hash);
         LoadedPartition view;
         // Log bytes of the key's live values in the segments of a partition too large to load.
         long streamedBytes;
@@ -554,8 +554,14 @@ public final class AarStore implements AutoCloseable {
         }
     }
 
-    private AarPartition partition(AarWindow w, long keyHash) {
-        return w.partition((int) Long.remainderUnsigned(keyHash, options.partitions()));
+    private AarPartition partition(AarWindow w, byte[] key, long keyHash) {
+        int n = options.partitions();
+        int i = options.partitioner().partition(key, keyHash, n);
+        if (i < 0 || i >= n) {
+            throw new IllegalStateException(
+                    "partitioner returned " + i + " for " + n + " partitions");
+        }
+        return w.partition(i);
     }
 
     private void checkOpen() {

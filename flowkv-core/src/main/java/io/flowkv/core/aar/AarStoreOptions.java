@@ -23,6 +23,7 @@ public final class AarStoreOptions {
     private final long writeBufferBytes;
     private final int ioBufferBytes;
     private final FileIo fileIo;
+    private final KeyPartitioner partitioner;
     private final long jitterSeed;
     private final double jitterSpread;
 
@@ -37,6 +38,7 @@ public final class AarStoreOptions {
                         MIN_IO_BUFFER_BYTES,
                         MAX_IO_BUFFER_BYTES);
         this.fileIo = Checks.checkNotNull("fileIo", b.fileIo);
+        this.partitioner = Checks.checkNotNull("partitioner", b.partitioner);
         this.jitterSeed = b.jitterSeed;
         this.jitterSpread = Checks.checkRange("jitter spread", b.jitterSpread, 0.0, true, 0.9);
     }
@@ -68,6 +70,11 @@ public final class AarStoreOptions {
         return fileIo;
     }
 
+    /** How keys map to partitions (by hash unless the engine knows its read order). */
+    public KeyPartitioner partitioner() {
+        return partitioner;
+    }
+
     public long jitterSeed() {
         return jitterSeed;
     }
@@ -87,6 +94,7 @@ public final class AarStoreOptions {
         private long writeBufferBytes = DEFAULT_WRITE_BUFFER_BYTES;
         private int ioBufferBytes = DEFAULT_IO_BUFFER_BYTES;
         private FileIo fileIo = FileIo.DEFAULT;
+        private KeyPartitioner partitioner = KeyPartitioner.BY_HASH;
         private long jitterSeed;
         private double jitterSpread = Jitter.DEFAULT_SPREAD;
 
@@ -111,6 +119,11 @@ public final class AarStoreOptions {
 
         public Builder fileIo(FileIo fileIo) {
             this.fileIo = fileIo;
+            return this;
+        }
+
+        public Builder partitioner(KeyPartitioner partitioner) {
+            this.partitioner = partitioner;
             return this;
         }
 

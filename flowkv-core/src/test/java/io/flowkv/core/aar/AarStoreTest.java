@@ -69,6 +69,34 @@ class AarStoreTest {
     }
 
     @Test
+    void shouldPlaceKeysWithTheConfiguredPartitioner() throws IOException {
+        // Partition by the key's first byte, as the Flink backend partitions by key group.
+        open(
+                AarStoreOptions.builder(dir)
+                        .partitions(4)
+                        .partitioner((key, hash, n) -> key[0] % n)
+                        .writeBufferBytes(8 * 1024));
+        for (int i = 0; i < 400; i++) {
+            append(store, (char) ('a' + i % 4) + "-" + i / 4, "w", "v" + i);
+        }
+        store.flush();
+        for (int i = 0; i < 400; i++) {
+            assertThat(values(store, (char) ('a' + i % 4) + "-" + i / 4, "w"))
+                    .containsExactly("v" + i);
+        }
+        store = sealAndRestore(store, options, budget);
+        assertThat(values(store, "c-7", "w")).containsExactly("v30");
+    }
+
+    @Test
+    void shouldRejectAPartitionOutsideTheRange() throws IOException {
+        open(AarStoreOptions.builder(dir).partitions(2).partitioner((key, hash, n) -> n));
+        assertThatThrownBy(() -> append(store, "k", "w", "v"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("partitioner returned 2 for 2 partitions");
+    }
+
+    @Test
     void shouldReturnLateAppendsAfterARead() throws IOException {
         open();
         append(store, "k", "w", "a");
