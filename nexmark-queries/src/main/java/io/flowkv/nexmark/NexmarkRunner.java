@@ -1,14 +1,12 @@
 package io.flowkv.nexmark;
 
 import org.apache.flink.api.common.JobExecutionResult;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.util.TimeUtils;
 
 import java.io.PrintStream;
@@ -190,17 +188,8 @@ public final class NexmarkRunner {
                         ? options.backend()
                         : embedded ? "hashmap" : "cluster-default";
 
-        Queries.build(
-                        options.query(),
-                        Queries.events(
-                                env, options.generator(), options.maxRate(), options.params()),
-                        options.params())
-                .flatMap(new Checksum(), Types.LONG)
-                .uid("checksum")
-                .name("checksum")
-                .sinkTo(new DiscardingSink<>())
-                .uid("discard")
-                .name("discard");
+        Queries.buildJob(
+                env, options.query(), options.generator(), options.maxRate(), options.params());
 
         Progress.reset();
         long start = System.nanoTime();
