@@ -40,6 +40,6 @@ exec java "-Xmx${NEXMARK_HEAP:-2g}" \
     --add-opens=java.base/java.util.concurrent=ALL-UNNAMED \
     --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED \
     --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED \
-    -Dorg.slf4j.simpleLogger.defaultLogLevel="${NEXMARK_LOG_LEVEL:-warn}" \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel="${NEXMARK_LOG_LEVEL:-error}" \
     -cp "$jar:$(cat "$classpath_file")" \
     io.flowkv.nexmark.NexmarkRunner "$@"

@@ -3,7 +3,9 @@ package io.flowkv.nexmark;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -31,6 +33,7 @@ public final class NexmarkRunner {
                     + "  [--max-rate R: wall-clock events per second, 0 = unlimited (0)]\n"
                     + "  [--window 10s] [--slide 5s] [--gap 10s] [--out-of-orderness 100ms]\n"
                     + "  [--parallelism P (1)] [--checkpoint-interval D] [--checkpoint-dir URI]\n"
+                    + "  [--managed-memory 512m: embedded TaskManager's managed memory]\n"
                     + "  [--progress-interval 5s]";
 
     private NexmarkRunner() {}
@@ -45,6 +48,7 @@ public final class NexmarkRunner {
             int parallelism,
             Duration checkpointInterval,
             String checkpointDir,
+            String managedMemory,
             Duration progressInterval) {
 
         static Options parse(String[] args) {
@@ -61,6 +65,7 @@ public final class NexmarkRunner {
             int parallelism = 1;
             Duration checkpointInterval = null;
             String checkpointDir = null;
+            String managedMemory = "512m";
             Duration progress = Duration.ofSeconds(5);
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
@@ -89,6 +94,7 @@ public final class NexmarkRunner {
                     case "--checkpoint-interval" ->
                             checkpointInterval = TimeUtils.parseDuration(value);
                     case "--checkpoint-dir" -> checkpointDir = value;
+                    case "--managed-memory" -> managedMemory = value;
                     case "--progress-interval" -> progress = TimeUtils.parseDuration(value);
                     default -> throw new IllegalArgumentException("Unknown option " + arg);
                 }
@@ -108,6 +114,7 @@ public final class NexmarkRunner {
                     parallelism,
                     checkpointInterval,
                     checkpointDir,
+                    managedMemory,
                     progress);
         }
     }
@@ -170,6 +177,12 @@ public final class NexmarkRunner {
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         boolean embedded = env instanceof LocalStreamEnvironment;
+        if (embedded) {
+            // The MiniCluster's TaskManager; a cluster sizes its own.
+            conf.set(
+                    TaskManagerOptions.MANAGED_MEMORY_SIZE,
+                    MemorySize.parse(options.managedMemory()));
+        }
         if (options.checkpointInterval() != null) {
             conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointInterval());
             String dir = options.checkpointDir();
@@ -180,8 +193,8 @@ public final class NexmarkRunner {
                 conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
                 conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, dir);
             }
-            env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         }
+        env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(options.parallelism());
         String backend =
                 options.backend() != null
