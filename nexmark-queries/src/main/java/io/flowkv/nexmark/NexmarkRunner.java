@@ -206,9 +206,25 @@ public final class NexmarkRunner {
 
         Progress.reset();
         long start = System.nanoTime();
+        progress.printf(
+                Locale.ROOT,
+                "[%s] backend=%s events=%d parallelism=%d %s%n",
+                options.query().id(),
+                backend,
+                options.generator().events(),
+                options.parallelism(),
+                options.params());
         JobClient client = env.executeAsync("nexmark-" + options.query().id() + "-" + backend);
         JobExecutionResult result = awaitWithProgress(client, options, start, progress);
-        double seconds = (System.nanoTime() - start) / 1e9;
+        // The job's own run time: the MiniCluster's start-up and the submission are not part of
+        // the throughput.
+        double seconds = result.getNetRuntime() / 1000.0;
+        progress.printf(
+                Locale.ROOT,
+                "[%s] job finished: %.3f s job run time, %.3f s since submission%n",
+                options.query().id(),
+                seconds,
+                (System.nanoTime() - start) / 1e9);
         Long records = result.getAccumulatorResult(Checksum.RECORDS);
         Long sum = result.getAccumulatorResult(Checksum.SUM);
         return new Result(
