@@ -21,7 +21,7 @@ stale() {
 
 if stale; then
     echo "nexmark.sh: building nexmark-queries (mvn package -pl nexmark-queries -am) ..." >&2
-    (cd "$root" && mvn -B -q -DskipTests package -pl nexmark-queries -am) >&2
+    (cd "$root" && mvn -B -q -Dstyle.color=never -DskipTests package -pl nexmark-queries -am) >&2
 fi
 
 exec java "-Xmx${NEXMARK_HEAP:-2g}" \
