@@ -28,7 +28,7 @@ public final class NexmarkRunner {
 
     static final String USAGE =
             "usage: NexmarkRunner --query q5|q5-append|q7|q7-session|q8|q11|q11-median|q12\n"
-                    + "  [--backend flowkv|hashmap|rocksdb|forst] [--events N (2000000)]\n"
+                    + "  [--backend flowkv|hashmap|rocksdb|forst] [--events N (4000000)]\n"
                     + "  [--rate R: events per second of event time (100000)]\n"
                     + "  [--max-rate R: wall-clock events per second, 0 = unlimited (0)]\n"
                     + "  [--window 10s] [--slide 5s] [--gap 10s] [--out-of-orderness 100ms]\n"
@@ -54,7 +54,7 @@ public final class NexmarkRunner {
         static Options parse(String[] args) {
             Query query = null;
             String backend = null;
-            long events = 2_000_000;
+            long events = 4_000_000;
             long rate = 100_000;
             double maxRate = 0;
             QueryParams d = QueryParams.defaults();
