@@ -1,0 +1,275 @@
+package io.flowkv.nexmark;
+
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.TaskManagerOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.TimeUtils;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Runs one NEXMark query: embedded on a MiniCluster when started with {@code java}, on the cluster
+ * when submitted with {@code flink run}. The last line on stdout is the result:
+ *
+ * <pre>
+ * query=q7 backend=flowkv events=.. seconds=.. events_per_s=.. output_records=.. checksum=..
+ * </pre>
+ */
+public final class NexmarkRunner {
+
+    static final String USAGE =
+            "usage: NexmarkRunner --query q5|q5-append|q7|q7-session|q8|q11|q11-median|q12\n"
+                    + "  [--backend flowkv|hashmap|rocksdb|forst] [--events N (4000000)]\n"
+                    + "  [--rate R: events per second of event time (100000)]\n"
+                    + "  [--max-rate R: wall-clock events per second, 0 = unlimited (0)]\n"
+                    + "  [--window 10s] [--slide 5s] [--gap 10s] [--out-of-orderness 100ms]\n"
+                    + "  [--parallelism P (1)] [--checkpoint-interval D] [--checkpoint-dir URI]\n"
+                    + "  [--managed-memory 512m: embedded TaskManager's managed memory]\n"
+                    + "  [--progress-interval 5s]";
+
+    private NexmarkRunner() {}
+
+    /** Parsed command line. */
+    record Options(
+            Query query,
+            String backend,
+            GeneratorConfig generator,
+            double maxRate,
+            QueryParams params,
+            int parallelism,
+            Duration checkpointInterval,
+            String checkpointDir,
+            String managedMemory,
+            Duration progressInterval) {
+
+        static Options parse(String[] args) {
+            Query query = null;
+            String backend = null;
+            long events = 4_000_000;
+            long rate = 100_000;
+            double maxRate = 0;
+            QueryParams d = QueryParams.defaults();
+            Duration window = d.window();
+            Duration slide = d.slide();
+            Duration gap = d.gap();
+            Duration ooo = d.outOfOrderness();
+            int parallelism = 1;
+            Duration checkpointInterval = null;
+            String checkpointDir = null;
+            String managedMemory = "512m";
+            Duration progress = Duration.ofSeconds(5);
+            for (int i = 0; i < args.length; i++) {
+                String arg = args[i];
+                if (!arg.startsWith("--") && query == null) {
+                    query = Query.of(arg);
+                    continue;
+                }
+                if (arg.equals("--help") || arg.equals("-h")) {
+                    throw new IllegalArgumentException("");
+                }
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException("Missing value for " + arg);
+                }
+                String value = args[++i];
+                switch (arg) {
+                    case "--query" -> query = Query.of(value);
+                    case "--backend" -> backend = value.toLowerCase(Locale.ROOT);
+                    case "--events" -> events = Long.parseLong(value.replace("_", ""));
+                    case "--rate" -> rate = Long.parseLong(value.replace("_", ""));
+                    case "--max-rate" -> maxRate = Double.parseDouble(value);
+                    case "--window" -> window = TimeUtils.parseDuration(value);
+                    case "--slide" -> slide = TimeUtils.parseDuration(value);
+                    case "--gap" -> gap = TimeUtils.parseDuration(value);
+                    case "--out-of-orderness" -> ooo = TimeUtils.parseDuration(value);
+                    case "--parallelism" -> parallelism = Integer.parseInt(value);
+                    case "--checkpoint-interval" ->
+                            checkpointInterval = TimeUtils.parseDuration(value);
+                    case "--checkpoint-dir" -> checkpointDir = value;
+                    case "--managed-memory" -> managedMemory = value;
+                    case "--progress-interval" -> progress = TimeUtils.parseDuration(value);
+                    default -> throw new IllegalArgumentException("Unknown option " + arg);
+                }
+            }
+            if (query == null) {
+                throw new IllegalArgumentException("Missing --query");
+            }
+            if (parallelism < 1) {
+                throw new IllegalArgumentException("--parallelism must be >= 1: " + parallelism);
+            }
+            return new Options(
+                    query,
+                    backend,
+                    GeneratorConfig.of(events, rate),
+                    maxRate,
+                    new QueryParams(window, slide, gap, ooo),
+                    parallelism,
+                    checkpointInterval,
+                    checkpointDir,
+                    managedMemory,
+                    progress);
+        }
+    }
+
+    /** What a run measured. */
+    record Result(
+            Query query,
+            String backend,
+            long events,
+            double seconds,
+            long outputRecords,
+            long checksum) {
+
+        String line() {
+            return String.format(
+                    Locale.ROOT,
+                    "query=%s backend=%s events=%d seconds=%.3f events_per_s=%.0f"
+                            + " output_records=%d checksum=%016x",
+                    query.id(),
+                    backend,
+                    events,
+                    seconds,
+                    events / Math.max(seconds, 1e-9),
+                    outputRecords,
+                    checksum);
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options options;
+        try {
+            options = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            if (!e.getMessage().isEmpty()) {
+                System.err.println(e.getMessage());
+            }
+            System.err.println(USAGE);
+            System.exit(2);
+            return;
+        }
+        try {
+            System.out.println(run(options, System.err).line());
+        } catch (Exception e) {
+            String backend = options.backend() == null ? "default" : options.backend();
+            System.err.println(
+                    "query="
+                            + options.query().id()
+                            + " backend="
+                            + backend
+                            + " FAILED: "
+                            + rootMessage(e));
+            throw e;
+        }
+    }
+
+    static Result run(Options options, PrintStream progress) throws Exception {
+        Configuration conf = new Configuration();
+        if (options.backend() != null) {
+            conf.set(StateBackendOptions.STATE_BACKEND, options.backend());
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        boolean embedded = env instanceof LocalStreamEnvironment;
+        if (embedded) {
+            // The MiniCluster's TaskManager; a cluster sizes its own.
+            conf.set(
+                    TaskManagerOptions.MANAGED_MEMORY_SIZE,
+                    MemorySize.parse(options.managedMemory()));
+        }
+        if (options.checkpointInterval() != null) {
+            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointInterval());
+            String dir = options.checkpointDir();
+            if (dir == null && embedded) {
+                dir = Files.createTempDirectory("nexmark-checkpoints").toUri().toString();
+            }
+            if (dir != null) {
+                conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+                conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, dir);
+            }
+        }
+        env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(options.parallelism());
+        String backend =
+                options.backend() != null
+                        ? options.backend()
+                        : embedded ? "hashmap" : "cluster-default";
+
+        Queries.buildJob(
+                env, options.query(), options.generator(), options.maxRate(), options.params());
+
+        Progress.reset();
+        long start = System.nanoTime();
+        progress.printf(
+                Locale.ROOT,
+                "[%s] backend=%s events=%d parallelism=%d %s%n",
+                options.query().id(),
+                backend,
+                options.generator().events(),
+                options.parallelism(),
+                options.params());
+        JobClient client = env.executeAsync("nexmark-" + options.query().id() + "-" + backend);
+        JobExecutionResult result = awaitWithProgress(client, options, start, progress);
+        // The job's own run time: the MiniCluster's start-up and the submission are not part of
+        // the throughput.
+        double seconds = result.getNetRuntime() / 1000.0;
+        progress.printf(
+                Locale.ROOT,
+                "[%s] job finished: %.3f s job run time, %.3f s since submission%n",
+                options.query().id(),
+                seconds,
+                (System.nanoTime() - start) / 1e9);
+        Long records = result.getAccumulatorResult(Checksum.RECORDS);
+        Long sum = result.getAccumulatorResult(Checksum.SUM);
+        return new Result(
+                options.query(),
+                backend,
+                options.generator().events(),
+                seconds,
+                records == null ? 0 : records,
+                sum == null ? 0 : sum);
+    }
+
+    private static JobExecutionResult awaitWithProgress(
+            JobClient client, Options options, long start, PrintStream progress) throws Exception {
+        var future = client.getJobExecutionResult();
+        long total = options.generator().events();
+        long intervalMs = Math.max(100, options.progressInterval().toMillis());
+        while (true) {
+            try {
+                return future.get(intervalMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                long done = Progress.events();
+                double seconds = (System.nanoTime() - start) / 1e9;
+                if (done > 0) {
+                    progress.printf(
+                            Locale.ROOT,
+                            "[%s] %.0fs events=%d/%d (%.1f%%) rate=%.0f events/s%n",
+                            options.query().id(),
+                            seconds,
+                            done,
+                            total,
+                            100.0 * done / Math.max(total, 1),
+                            done / seconds);
+                } else {
+                    progress.printf(
+                            Locale.ROOT, "[%s] %.0fs running%n", options.query().id(), seconds);
+                }
+            }
+        }
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getClass().getName() + ": " + root.getMessage();
+    }
+}

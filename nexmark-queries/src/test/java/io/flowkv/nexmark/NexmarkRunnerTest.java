@@ -1,0 +1,82 @@
+package io.flowkv.nexmark;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class NexmarkRunnerTest {
+
+    @Test
+    void shouldParseEveryOption() {
+        NexmarkRunner.Options o =
+                NexmarkRunner.Options.parse(
+                        new String[] {
+                            "--query",
+                            "q7-session",
+                            "--backend",
+                            "FlowKV",
+                            "--events",
+                            "1_000",
+                            "--rate",
+                            "500",
+                            "--max-rate",
+                            "2000",
+                            "--window",
+                            "2s",
+                            "--slide",
+                            "1s",
+                            "--gap",
+                            "300ms",
+                            "--out-of-orderness",
+                            "5ms",
+                            "--parallelism",
+                            "2",
+                            "--checkpoint-interval",
+                            "10s",
+                            "--managed-memory",
+                            "1g"
+                        });
+        assertThat(o.query()).isEqualTo(Query.Q7_SESSION);
+        assertThat(o.backend()).isEqualTo("flowkv");
+        assertThat(o.generator().events()).isEqualTo(1_000);
+        assertThat(o.generator().eventRate()).isEqualTo(500);
+        assertThat(o.maxRate()).isEqualTo(2000);
+        assertThat(o.params())
+                .isEqualTo(
+                        new QueryParams(
+                                Duration.ofSeconds(2),
+                                Duration.ofSeconds(1),
+                                Duration.ofMillis(300),
+                                Duration.ofMillis(5)));
+        assertThat(o.parallelism()).isEqualTo(2);
+        assertThat(o.checkpointInterval()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(o.managedMemory()).isEqualTo("1g");
+    }
+
+    @Test
+    void shouldTakeTheQueryAsFirstArgument() {
+        assertThat(NexmarkRunner.Options.parse(new String[] {"q11-median"}).query())
+                .isEqualTo(Query.Q11_MEDIAN);
+    }
+
+    @Test
+    void shouldRejectUnknownQueriesAndOptions() {
+        assertThatThrownBy(() -> NexmarkRunner.Options.parse(new String[] {"q99"}))
+                .hasMessageContaining("q99")
+                .hasMessageContaining("q5|q5-append|q7|q7-session|q8|q11|q11-median|q12");
+        assertThatThrownBy(() -> NexmarkRunner.Options.parse(new String[] {"q7", "--bogus", "1"}))
+                .hasMessageContaining("--bogus");
+    }
+
+    @Test
+    void shouldPrintTheResultLineInTheDocumentedFormat() {
+        var result = new NexmarkRunner.Result(Query.Q5_APPEND, "rocksdb", 1000, 2.0, 17, 0xabcL);
+        assertThat(result.line())
+                .isEqualTo(
+                        "query=q5-append backend=rocksdb events=1000 seconds=2.000"
+                                + " events_per_s=500 output_records=17 checksum=0000000000000abc");
+    }
+}
