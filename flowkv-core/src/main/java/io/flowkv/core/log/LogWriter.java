@@ -161,6 +161,37 @@ public final class LogWriter implements AutoCloseable {
         return at;
     }
 
+    /**
+     * Appends {@code count} raw bytes of {@code source} at {@code offset} (whole frames, checksums
+     * included) without copying them through user space; returns the file offset they land at. No
+     * frame may be open. On failure the writer refuses further use until {@link #truncate(long)}.
+     */
+    public long transferFrom(LogReader source, long offset, long count) throws IOException {
+        flush();
+        long at = size();
+        try {
+            // transferTo writes at the target's own position; every other write here is positional.
+            channel.position(at);
+            source.transferTo(offset, count, channel);
+        } catch (IOException e) {
+            failed = true;
+            throw new IOException(
+                    "Error transferring "
+                            + count
+                            + " bytes from "
+                            + source.file()
+                            + " at offset "
+                            + offset
+                            + " to "
+                            + file
+                            + " at offset "
+                            + at,
+                    e);
+        }
+        stagingBase += count;
+        return at;
+    }
+
     /** Writes staged bytes to the file (not yet fsynced). No frame may be open. */
     public void flush() throws IOException {
         checkUsable();

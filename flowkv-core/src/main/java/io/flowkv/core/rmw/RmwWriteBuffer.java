@@ -1,0 +1,281 @@
+package io.flowkv.core.rmw;
+
+import io.flowkv.core.index.LongHashIndex;
+import io.flowkv.core.index.LongHashIndex.KeyMatcher;
+import io.flowkv.core.log.Positions;
+import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.core.memory.OffHeapArena;
+import io.flowkv.core.memory.OffHeapBuffer;
+
+import static io.flowkv.core.rmw.RmwRecordDescriptor.HEADER;
+import static io.flowkv.core.rmw.RmwRecordDescriptor.KEY_LENGTH;
+import static io.flowkv.core.rmw.RmwRecordDescriptor.KIND;
+import static io.flowkv.core.rmw.RmwRecordDescriptor.NAMESPACE_LENGTH;
+import static io.flowkv.core.rmw.RmwRecordDescriptor.VALUE_LENGTH;
+
+/**
+ * The hash write buffer: records in an {@link OffHeapArena}, found through a {@link LongHashIndex}
+ * from the (key, namespace) hash to the record's arena position, plus the arena positions in
+ * insertion order so that a flush writes them without walking the hash table. A record is
+ * overwritten in place while its value fits the room it was allocated with; otherwise a new record
+ * replaces it and the old one is marked superseded (its bytes stay until the next reset).
+ *
+ * <pre>
+ *   0          8          16         24         28         32
+ *  +----------+----------+----------+----------+----------+--------------------------------+
+ *  |   hash   | prev pos | new pos  | prev len | capacity | payload (RmwRecordDescriptor)  |
+ *  +----------+----------+----------+----------+----------+--------------------------------+
+ * </pre>
+ *
+ * prev pos / prev len: a value-log frame known (without a read) to hold an older version of this
+ * key, or {@link Positions#NONE}; only a hint for the flush. new pos: where the flush wrote the
+ * record. capacity: room for the value. Kind {@link #SUPERSEDED} exists only here, never on disk.
+ */
+final class RmwWriteBuffer implements AutoCloseable {
+    static final int HASH = 0;
+    static final int PREV_POS = 8;
+    static final int NEW_POS = 16;
+    static final int PREV_FRAME_LENGTH = 24;
+    static final int VALUE_CAPACITY = 28;
+    static final int PAYLOAD = 32;
+
+    static final byte SUPERSEDED = 2;
+    static final long NONE = LongHashIndex.NONE;
+
+    private final MemoryBudget budget;
+    private final OffHeapArena arena;
+    private final LongHashIndex index;
+    private long[] records;
+    private int count;
+
+    RmwWriteBuffer(MemoryBudget budget, int chunkSize) {
+        this.budget = budget;
+        this.arena = new OffHeapArena(budget, chunkSize);
+        LongHashIndex idx = new LongHashIndex(budget, 256);
+        try {
+            budget.reserve(256L * Long.BYTES, "RMW write buffer record list");
+        } catch (RuntimeException e) {
+            idx.release();
+            throw e;
+        }
+        this.index = idx;
+        this.records = new long[256];
+    }
+
+    static int recordSize(int keyLen, int nsLen, int valueCapacity) {
+        return PAYLOAD + HEADER + keyLen + nsLen + valueCapacity;
+    }
+
+    long find(long hash, KeyMatcher matcher) {
+        return index.get(hash, matcher);
+    }
+
+    /**
+     * Allocates a put record for (key, namespace) with room for {@code valueCapacity} value bytes
+     * (value length 0); returns its position, or {@link OffHeapArena#NO_SPACE} when the budget
+     * refuses. The record is invisible until {@link #publish}.
+     */
+    long tryAllocate(long hash, byte[] key, byte[] namespace, int valueCapacity) {
+        if (count == records.length && !growRecords()) {
+            return OffHeapArena.NO_SPACE;
+        }
+        long pos = arena.tryAllocate(recordSize(key.length, namespace.length, valueCapacity));
+        if (pos == OffHeapArena.NO_SPACE) {
+            return pos;
+        }
+        arena.putLong(pos, HASH, hash);
+        arena.putLong(pos, PREV_POS, NONE);
+        arena.putLong(pos, NEW_POS, NONE);
+        arena.putInt(pos, PREV_FRAME_LENGTH, 0);
+        arena.putInt(pos, VALUE_CAPACITY, valueCapacity);
+        arena.putByte(pos, PAYLOAD + KIND, RmwRecordDescriptor.PUT);
+        arena.putInt(pos, PAYLOAD + KEY_LENGTH, key.length);
+        arena.putInt(pos, PAYLOAD + NAMESPACE_LENGTH, namespace.length);
+        arena.putInt(pos, PAYLOAD + VALUE_LENGTH, 0);
+        arena.putBytes(pos, PAYLOAD + HEADER, key, 0, key.length);
+        arena.putBytes(pos, PAYLOAD + HEADER + key.length, namespace, 0, namespace.length);
+        return pos;
+    }
+
+    private boolean growRecords() {
+        int bigger = records.length << 1;
+        if (!budget.tryReserve((long) (bigger - records.length) * Long.BYTES)) {
+            return false;
+        }
+        long[] grown = new long[bigger];
+        System.arraycopy(records, 0, grown, 0, count);
+        records = grown;
+        return true;
+    }
+
+    /**
+     * Makes an allocated record the key's current one; a record it replaces is superseded. May
+     * throw {@link io.flowkv.core.memory.MemoryBudgetExceededException} when the hash table cannot
+     * grow, leaving the buffer as it was.
+     */
+    void publish(long pos, KeyMatcher matcher) {
+        long old = index.put(arena.getLong(pos, HASH), pos, matcher);
+        if (old != NONE) {
+            arena.putByte(old, PAYLOAD + KIND, SUPERSEDED);
+        }
+        records[count++] = pos;
+    }
+
+    /** Forgets the key's record (a remove of a key that has no version on disk). */
+    void drop(long pos, KeyMatcher matcher) {
+        index.remove(arena.getLong(pos, HASH), matcher);
+        arena.putByte(pos, PAYLOAD + KIND, SUPERSEDED);
+    }
+
+    void setValue(long pos, byte[] value) {
+        arena.putBytes(
+                pos,
+                PAYLOAD + HEADER + keyLength(pos) + namespaceLength(pos),
+                value,
+                0,
+                value.length);
+        arena.putInt(pos, PAYLOAD + VALUE_LENGTH, value.length);
+        arena.putByte(pos, PAYLOAD + KIND, RmwRecordDescriptor.PUT);
+    }
+
+    void makeTombstone(long pos) {
+        arena.putInt(pos, PAYLOAD + VALUE_LENGTH, 0);
+        arena.putByte(pos, PAYLOAD + KIND, RmwRecordDescriptor.TOMBSTONE);
+    }
+
+    void setPrevious(long pos, long framePos, int frameLength) {
+        arena.putLong(pos, PREV_POS, framePos);
+        arena.putInt(pos, PREV_FRAME_LENGTH, frameLength);
+    }
+
+    long previousPosition(long pos) {
+        return arena.getLong(pos, PREV_POS);
+    }
+
+    int previousFrameLength(long pos) {
+        return arena.getInt(pos, PREV_FRAME_LENGTH);
+    }
+
+    void setNewPosition(long pos, long framePos) {
+        arena.putLong(pos, NEW_POS, framePos);
+    }
+
+    long newPosition(long pos) {
+        return arena.getLong(pos, NEW_POS);
+    }
+
+    long hash(long pos) {
+        return arena.getLong(pos, HASH);
+    }
+
+    byte kind(long pos) {
+        return arena.getByte(pos, PAYLOAD + KIND);
+    }
+
+    int keyLength(long pos) {
+        return arena.getInt(pos, PAYLOAD + KEY_LENGTH);
+    }
+
+    int namespaceLength(long pos) {
+        return arena.getInt(pos, PAYLOAD + NAMESPACE_LENGTH);
+    }
+
+    int valueLength(long pos) {
+        return arena.getInt(pos, PAYLOAD + VALUE_LENGTH);
+    }
+
+    int valueCapacity(long pos) {
+        return arena.getInt(pos, VALUE_CAPACITY);
+    }
+
+    int payloadLength(long pos) {
+        return RmwRecordDescriptor.payloadLength(
+                keyLength(pos), namespaceLength(pos), valueLength(pos));
+    }
+
+    /** The chunk and index of the record's payload, for copying it into a log frame. */
+    OffHeapBuffer chunk(long pos) {
+        return arena.chunk(pos);
+    }
+
+    long payloadIndex(long pos) {
+        return OffHeapArena.offset(pos) + (long) PAYLOAD;
+    }
+
+    void copyValue(long pos, byte[] dst, int dstOffset) {
+        arena.getBytes(
+                pos,
+                PAYLOAD + HEADER + keyLength(pos) + namespaceLength(pos),
+                dst,
+                dstOffset,
+                valueLength(pos));
+    }
+
+    byte[] copyKey(long pos) {
+        byte[] key = new byte[keyLength(pos)];
+        arena.getBytes(pos, PAYLOAD + HEADER, key, 0, key.length);
+        return key;
+    }
+
+    byte[] copyNamespace(long pos) {
+        byte[] ns = new byte[namespaceLength(pos)];
+        arena.getBytes(pos, PAYLOAD + HEADER + keyLength(pos), ns, 0, ns.length);
+        return ns;
+    }
+
+    boolean keyEquals(long pos, byte[] key, byte[] namespace) {
+        return keyLength(pos) == key.length
+                && namespaceLength(pos) == namespace.length
+                && arena.equalsBytes(pos, PAYLOAD + HEADER, key, 0, key.length)
+                && arena.equalsBytes(
+                        pos, PAYLOAD + HEADER + key.length, namespace, 0, namespace.length);
+    }
+
+    /** Compares with a record payload in a heap array (a frame read from the log). */
+    boolean keyEquals(long pos, byte[] payload, int payloadOffset) {
+        int keyLen = RmwRecordDescriptor.keyLength(payload, payloadOffset);
+        int nsLen = RmwRecordDescriptor.namespaceLength(payload, payloadOffset);
+        return keyLength(pos) == keyLen
+                && namespaceLength(pos) == nsLen
+                && arena.equalsBytes(
+                        pos, PAYLOAD + HEADER, payload, payloadOffset + HEADER, keyLen + nsLen);
+    }
+
+    /** Records in insertion order, superseded ones included. */
+    int recordCount() {
+        return count;
+    }
+
+    long record(int i) {
+        return records[i];
+    }
+
+    /** Keys with a current record (put or tombstone). */
+    int liveCount() {
+        return index.size();
+    }
+
+    long usedBytes() {
+        return arena.usedBytes();
+    }
+
+    long memoryBytes() {
+        return arena.reservedBytes() + index.memoryBytes() + (long) records.length * Long.BYTES;
+    }
+
+    void reset() {
+        arena.reset();
+        index.clear();
+        count = 0;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+        index.release();
+        if (records != null) {
+            budget.release((long) records.length * Long.BYTES);
+            records = null;
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/**
+ * The read-modify-write store: one value per (key, namespace), read, changed and written back on
+ * every record (aggregating and reducing window state), and the general store for every other keyed
+ * state of a job.
+ *
+ * <pre>
+ *   get/put/remove(key, namespace)
+ *          |
+ *          v
+ *  +-------------------------------+   hit: value copied out of the arena
+ *  | RmwWriteBuffer                |
+ *  |  LongHashIndex: hash -> arena |   put overwrites in place while the value fits,
+ *  |  OffHeapArena: records        |   else appends a new record (old one superseded)
+ *  +-------------------------------+
+ *          | miss                       | full (jittered write-buffer limit) -> flush:
+ *          v                            v  one frame per record, appended
+ *  +-------------------------------+   +-------------------------------------------------+
+ *  | hash index (LongHashIndex)    |-->| value log: rmw-00000007.log rmw-00000008.log ... |
+ *  | hash(key, ns) -> segment|off  |   | [hdr][frame][frame]...      [hdr][frame]...      |
+ *  +-------------------------------+   +-------------------------------------------------+
+ *     key checked against the frame       |  (live + dead) / live > MSA (jittered)
+ *     a point read loads anyway           v
+ *                                      compaction: runs of live frames -> transferTo ->
+ *                                      new segments; index rewritten; old segments deleted
+ *
+ *  seal(): flush, close + fsync segments, write rmw-NNNNNNNN.manifest (segments and lengths)
+ *  restore(): scan the listed segments in order, checksums verified; later records win
+ * </pre>
+ *
+ * The file format is described in {@code docs/format-rmw.md}.
+ */
+package io.flowkv.core.rmw;
