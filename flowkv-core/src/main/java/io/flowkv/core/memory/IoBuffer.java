@@ -1,49 +1,33 @@
 package io.flowkv.core.memory;
 
-import net.openhft.chronicle.bytes.BytesStore;
-import net.openhft.chronicle.core.io.SingleThreadedChecked;
-
 import java.nio.ByteBuffer;
 
 /**
- * A direct {@link ByteBuffer} for file I/O, with its native address resolved once, so that bytes
- * move between an {@link OffHeapBuffer} and a file channel with a single memory copy. Its capacity
- * is reserved from the budget like any other buffer.
+ * The staging buffer between off-heap memory and a file channel, charged to the budget like any
+ * other buffer.
+ *
+ * <p>It is a heap buffer on purpose: resolving the native address of a direct {@link ByteBuffer}
+ * needs {@code --add-exports java.base/sun.nio.ch}, and FlowKV must run with no JVM flags. The JDK
+ * moves a heap buffer to the channel through its own cached direct buffer, which costs one more
+ * memory copy per flushed byte; against the system call and the device that copy is small.
  */
 public final class IoBuffer implements AutoCloseable {
     private final ByteBuffer buffer;
-    // Kept reachable so the address stays valid; chronicle's view does not own the memory.
-    private final BytesStore<?, ByteBuffer> view;
-    private final long address;
     private final MemoryBudget budget;
     private boolean closed;
 
     private IoBuffer(ByteBuffer buffer, MemoryBudget budget) {
         this.buffer = buffer;
-        this.view = BytesStore.wrap(buffer);
-        if (this.view instanceof SingleThreadedChecked) {
-            ((SingleThreadedChecked) this.view).singleThreadedCheckDisabled(true);
-        }
-        this.address = view.addressForRead(0);
         this.budget = budget;
     }
 
     public static IoBuffer allocate(MemoryBudget budget, int capacity, String purpose) {
         budget.reserve(capacity, purpose);
-        try {
-            return new IoBuffer(ByteBuffer.allocateDirect(capacity), budget);
-        } catch (RuntimeException | Error e) {
-            budget.release(capacity);
-            throw e;
-        }
+        return new IoBuffer(ByteBuffer.allocate(capacity), budget);
     }
 
     public ByteBuffer buffer() {
         return buffer;
-    }
-
-    long address() {
-        return address;
     }
 
     public int capacity() {

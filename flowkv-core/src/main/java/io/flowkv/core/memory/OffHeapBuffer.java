@@ -113,75 +113,53 @@ public final class OffHeapBuffer implements AutoCloseable {
     }
 
     /**
-     * Copies {@code length} bytes at {@code index} into the heap buffer {@code dst} at its
-     * position, advancing it.
+     * Copies {@code length} bytes at {@code index} into a heap buffer at its position, advancing
+     * it.
      */
     public void copyTo(long index, ByteBuffer dst, int length) {
         check(index, length);
-        if (dst.remaining() < length) {
-            throw new IndexOutOfBoundsException(
-                    "index=" + index + " length=" + length + " dst.remaining=" + dst.remaining());
+        if (!dst.hasArray() || dst.remaining() < length) {
+            throw new IllegalArgumentException(
+                    "index="
+                            + index
+                            + " length="
+                            + length
+                            + ": dst must be a heap buffer with "
+                            + "room, remaining="
+                            + dst.remaining());
         }
         int pos = dst.position();
-        if (dst.hasArray()) {
-            store.read(index, dst.array(), dst.arrayOffset() + pos, length);
-        } else {
-            throw new IllegalArgumentException(
-                    "use copyTo(long, IoBuffer, int) for direct buffers");
-        }
+        store.read(index, dst.array(), dst.arrayOffset() + pos, length);
         dst.position(pos + length);
     }
 
     /**
-     * Copies {@code length} bytes from the heap buffer {@code src} at its position to {@code
-     * index}.
+     * Copies {@code length} bytes from a heap buffer at its position to {@code index}, advancing
+     * it.
      */
     public void copyFrom(ByteBuffer src, long index, int length) {
         check(index, length);
-        if (src.remaining() < length) {
-            throw new IndexOutOfBoundsException(
-                    "index=" + index + " length=" + length + " src.remaining=" + src.remaining());
+        if (!src.hasArray() || src.remaining() < length) {
+            throw new IllegalArgumentException(
+                    "index="
+                            + index
+                            + " length="
+                            + length
+                            + ": src must be a heap buffer with "
+                            + "enough bytes, remaining="
+                            + src.remaining());
         }
         int pos = src.position();
-        if (src.hasArray()) {
-            store.write(index, src.array(), src.arrayOffset() + pos, length);
-        } else {
-            throw new IllegalArgumentException(
-                    "use copyFrom(IoBuffer, long, int) for direct buffers");
-        }
+        store.write(index, src.array(), src.arrayOffset() + pos, length);
         src.position(pos + length);
     }
 
-    /**
-     * Copies {@code length} bytes at {@code index} into the I/O buffer at its position, advancing
-     * it.
-     */
     public void copyTo(long index, IoBuffer dst, int length) {
-        check(index, length);
-        ByteBuffer bb = dst.buffer();
-        int pos = bb.position();
-        if (bb.remaining() < length) {
-            throw new IndexOutOfBoundsException(
-                    "index=" + index + " length=" + length + " dst.remaining=" + bb.remaining());
-        }
-        MEMORY.copyMemory(store.addressForRead(index), dst.address() + pos, (long) length);
-        bb.position(pos + length);
+        copyTo(index, dst.buffer(), length);
     }
 
-    /**
-     * Copies {@code length} bytes from the I/O buffer at its position to {@code index}, advancing
-     * it.
-     */
     public void copyFrom(IoBuffer src, long index, int length) {
-        check(index, length);
-        ByteBuffer bb = src.buffer();
-        int pos = bb.position();
-        if (bb.remaining() < length) {
-            throw new IndexOutOfBoundsException(
-                    "index=" + index + " length=" + length + " src.remaining=" + bb.remaining());
-        }
-        MEMORY.copyMemory(src.address() + pos, store.addressForWrite(index), (long) length);
-        bb.position(pos + length);
+        copyFrom(src.buffer(), index, length);
     }
 
     /** Copies {@code length} bytes between two buffers (the ranges may be in the same buffer). */

@@ -1,0 +1,1654 @@
+package io.flowkv.core.aur;
+
+import io.flowkv.core.CorruptLogException;
+import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.Jitter;
+import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
+import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.log.FileIo;
+import io.flowkv.core.log.FileType;
+import io.flowkv.core.log.FrameDescriptor;
+import io.flowkv.core.log.FrameScanner;
+import io.flowkv.core.log.LogFileHeader;
+import io.flowkv.core.log.LogWriter;
+import io.flowkv.core.log.ManifestFile;
+import io.flowkv.core.log.Positions;
+import io.flowkv.core.memory.IoBuffer;
+import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.core.memory.MemoryBudgetExceededException;
+import io.flowkv.core.memory.OffHeapArena;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
+import static io.flowkv.core.aur.WindowStatTable.NONE;
+import static io.flowkv.core.aur.WindowStatTable.NO_ID;
+import static io.flowkv.core.aur.WindowStatTable.SERVED;
+
+/**
+ * The append and unaligned read (AUR) store: list state of session (merging), count and global
+ * windows, whose windows are read one (key, window) at a time at moments that differ per key.
+ *
+ * <p><b>Writes.</b> {@link #append} puts the value into the write buffer (off-heap, one chain per
+ * (key, state window)) and updates the window's estimated trigger time (ETT) in the stat table. A
+ * flush writes one data frame per window to the end of the global data log and one index entry per
+ * window to the end of the index log. Nothing is ever updated in place.
+ *
+ * <p><b>Reads.</b> {@link #get} serves a window from the prefetch buffer if it is there (a hit). On
+ * a miss it scans the index log once and loads, besides the requested window, the {@code
+ * readBatchRatio x live windows} windows whose ETT is nearest, betting that the engine will ask for
+ * them next (predictive batch read, FlowKV §4.2). Values still in the write buffer follow the
+ * flushed ones. The prefetch buffer only ever holds flushed data; a flush of new data for a
+ * prefetched window, or a change of its ETT, evicts it, so a get never misses a value or serves a
+ * stale one.
+ *
+ * <p><b>Deletes and compaction.</b> {@link #remove} drops the window from the stat table, which
+ * turns its index entries dead. The same index scan that serves a miss also moves every live data
+ * frame to a new data log with zero-copy {@code FileChannel.transferTo} and rewrites the index log,
+ * when total over live data bytes exceeds the (per-instance jittered) maximum space amplification.
+ * Prefetched values are copies, so compaction leaves them valid.
+ *
+ * <p><b>Trade-offs.</b> The prediction's "now" is the read clock: the largest ETT among windows
+ * read so far, since the engine fires windows in trigger-time order; windows already read since
+ * their last append are not bet on again. Prefetched values are heap arrays (charged to the budget)
+ * so that a consumer reads them in place; the write buffer is off-heap. A prefetched window that
+ * gets newly flushed data is evicted rather than extended: simpler, and such a window was
+ * mispredicted anyway. The stat table holds every live window's key and window bytes, which the
+ * index scan needs to tell live entries from dead ones without an in-memory position index.
+ *
+ * <p>Single writer thread, no locks. Every byte held in memory is charged to the {@link
+ * MemoryBudget}; a refusal flushes the write buffer and drops prefetched windows.
+ */
+public final class AurStore implements AutoCloseable {
+    static final String DATA_PREFIX = "aur-data-";
+    static final String INDEX_PREFIX = "aur-index-";
+    static final String MANIFEST_PREFIX = "aur-manifest-";
+    static final String LOG_SUFFIX = ".log";
+    static final int MANIFEST_PAYLOAD_VERSION = 1;
+
+    /** Write-buffer record: [next record: long][value length: int][value bytes]. */
+    private static final int NEXT_OFFSET = 0;
+
+    private static final int LENGTH_OFFSET = 8;
+    private static final int RECORD_HEADER = 12;
+
+    private static final int INDEX_FRAME_TARGET = 32 * 1024;
+    private static final int SCAN_BUFFER = 64 * 1024;
+    private static final int MAX_COALESCED_READ = 256 * 1024;
+    private static final int MIN_READ_BUFFER = 8 * 1024;
+    private static final long MAX_TRANSFER = 64L << 20;
+    private static final int DATA_STAGING = 64 * 1024;
+    private static final int INDEX_STAGING = 16 * 1024;
+    private static final long ENTRY_OVERHEAD = WindowStatTable.ARRAY_OVERHEAD;
+
+    private final AurStoreOptions options;
+    private final MemoryBudget budget;
+    private final FileIo io;
+    private final Path directory;
+    private final TriggerTimePredictor predictor;
+    private final StoreStats stats = new StoreStats();
+    private final WindowStatTable table;
+    private final OffHeapArena writeBuffer;
+    private final long writeBufferLimit;
+    private final double compactionThreshold;
+    private final IndexEntryDescriptor entry = new IndexEntryDescriptor();
+
+    private final List<LogSegment> dataSegments = new ArrayList<>();
+    private final List<LogSegment> indexSegments = new ArrayList<>();
+    private LogSegment activeData;
+    private LogWriter dataWriter;
+
+    /** Staging buffers live as long as the store: a flush must never wait for budget. */
+    private final IoBuffer dataStaging;
+
+    private LogSegment activeIndex;
+    private LogWriter indexWriter;
+    private final IoBuffer indexStaging;
+
+    /** A write failed: the writers must be rolled back to the segments' good sizes before use. */
+    private boolean writerFault;
+
+    private int nextFileId = 1;
+    private long flushSeq = 1;
+    private Path lastManifest;
+
+    private int[] dirty = new int[0];
+    private int dirtyCount;
+    private long[] flushLength = new long[0];
+    private long[] heapKey = new long[0];
+    private int[] heapId = new int[0];
+    private int[] entryId = new int[0];
+    private long[] entryPosition = new long[0];
+    private int[] entryLength = new int[0];
+    private int entryCount;
+    private long workReserved;
+    private byte[] scratch = new byte[0];
+
+    private long readClock = Long.MIN_VALUE;
+    private long batchStamp;
+    private long loadStamp;
+    private long prefetchUsed;
+    private long liveBytes;
+    private long deadBytes;
+    private long dataBytesRead;
+    private long valueBytesServedFromDisk;
+    private boolean closed;
+
+    private AurStore(AurStoreOptions options, MemoryBudget budget) {
+        this.options = options;
+        this.budget = budget;
+        this.io = options.fileIo();
+        this.directory = options.directory();
+        this.predictor = options.predictor();
+        Jitter jitter = options.newJitter();
+        this.writeBufferLimit = jitter.scale(options.writeBufferLimit());
+        this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
+        this.table = new WindowStatTable(budget, 64);
+        int chunk = (int) Math.min(64 * 1024, Math.max(1024, writeBufferLimit / 4));
+        this.writeBuffer = new OffHeapArena(budget, chunk);
+        IoBuffer data = null;
+        try {
+            data = IoBuffer.allocate(budget, DATA_STAGING, "AUR data log staging");
+            this.indexStaging = IoBuffer.allocate(budget, INDEX_STAGING, "AUR index log staging");
+        } catch (RuntimeException e) {
+            if (data != null) {
+                data.close();
+            }
+            table.release();
+            throw e;
+        }
+        this.dataStaging = data;
+    }
+
+    /** A new, empty store in {@code options.directory()} (created if missing). */
+    public static AurStore open(AurStoreOptions options, MemoryBudget budget) throws IOException {
+        Path dir = options.directory();
+        Files.createDirectories(dir);
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "aur-*")) {
+            for (Path file : files) {
+                throw new IOException(
+                        "Directory "
+                                + dir
+                                + " already holds AUR store file "
+                                + file.getFileName()
+                                + ": open() needs a directory without them, restore() reopens a"
+                                + " sealed store");
+            }
+        }
+        return new AurStore(options, budget);
+    }
+
+    /** Reopens the store sealed into {@code manifest}; its files are in {@code directory()}. */
+    public static AurStore restore(AurStoreOptions options, MemoryBudget budget, Path manifest)
+            throws IOException {
+        byte[] payload = ManifestFile.read(options.fileIo(), manifest);
+        AurStore store = new AurStore(options, budget);
+        try {
+            store.load(manifest, payload);
+            return store;
+        } catch (IOException | RuntimeException e) {
+            try {
+                store.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    /**
+     * Appends {@code value} to the (key, state window). For session windows the state window is the
+     * first window of the session; it stays the same while the session grows and merges.
+     */
+    public void append(byte[] key, byte[] window, byte[] value, long timestamp) throws IOException {
+        checkOpen();
+        int length = value.length;
+        long record = allocateRecord(RECORD_HEADER + length);
+        int id = table.find(key, window);
+        if (id == NO_ID) {
+            id = table.insert(key, window, flushSeq);
+        }
+        writeBuffer.putLong(record, NEXT_OFFSET, NONE);
+        writeBuffer.putInt(record, LENGTH_OFFSET, length);
+        writeBuffer.putBytes(record, RECORD_HEADER, value, 0, length);
+        if (table.writeHead[id] == NONE) {
+            table.writeHead[id] = record;
+            addDirty(id);
+        } else {
+            writeBuffer.putLong(table.writeTail[id], NEXT_OFFSET, record);
+        }
+        table.writeTail[id] = record;
+        table.valueCount[id]++;
+        table.flags[id] &= ~SERVED;
+        if (timestamp > table.maxTimestamp[id]) {
+            table.maxTimestamp[id] = timestamp;
+            if ((table.flags[id] & EXPLICIT_ETT) == 0) {
+                updateEtt(id, predictor.estimate(table.window(id), timestamp));
+            }
+        }
+        stats.addAppended(length);
+    }
+
+    /**
+     * Sets the window's trigger time as the engine knows it (a registered timer, a merged window's
+     * end). It wins over estimates from timestamps until set again. {@link
+     * TriggerTimePredictor#UNKNOWN} means "no idea".
+     */
+    public void setTriggerTime(byte[] key, byte[] window, long ett) {
+        checkOpen();
+        int id = table.find(key, window);
+        if (id == NO_ID) {
+            id = table.insert(key, window, flushSeq);
+        }
+        table.flags[id] |= EXPLICIT_ETT;
+        updateEtt(id, ett);
+    }
+
+    /** The window's current ETT, or {@link TriggerTimePredictor#UNKNOWN}. */
+    public long triggerTime(byte[] key, byte[] window) {
+        checkOpen();
+        int id = table.find(key, window);
+        return id == NO_ID ? TriggerTimePredictor.UNKNOWN : table.ett[id];
+    }
+
+    /** Drops every value of the window; its flushed bytes become dead (reclaimed by compaction). */
+    public void remove(byte[] key, byte[] window) {
+        checkOpen();
+        int id = table.find(key, window);
+        if (id == NO_ID) {
+            return;
+        }
+        evictPrefetched(id);
+        removeDirty(id);
+        long disk = table.diskBytes[id];
+        liveBytes -= disk;
+        deadBytes += disk;
+        table.remove(id);
+        publishSpace();
+    }
+
+    private void updateEtt(int id, long ett) {
+        if (table.ett[id] != ett) {
+            table.ett[id] = ett;
+            // A misprediction: the window will not fire when we bet it would.
+            evictPrefetched(id);
+        }
+    }
+
+    private long allocateRecord(int size) throws IOException {
+        if (writeBuffer.usedBytes() + size > writeBufferLimit && dirtyCount > 0) {
+            flush();
+        }
+        long record = writeBuffer.tryAllocate(size);
+        if (record == OffHeapArena.NO_SPACE) {
+            flush();
+            record = writeBuffer.tryAllocate(size);
+            if (record == OffHeapArena.NO_SPACE) {
+                evictAllPrefetched();
+                record = writeBuffer.tryAllocate(size);
+            }
+            if (record == OffHeapArena.NO_SPACE) {
+                throw new MemoryBudgetExceededException(
+                        "AUR write buffer", size, budget.available(), budget.capacity());
+            }
+        }
+        return record;
+    }
+
+    private void addDirty(int id) {
+        if (dirtyCount == dirty.length) {
+            dirty = grow(dirty, dirtyCount + 1);
+        }
+        table.dirtySlot[id] = dirtyCount;
+        dirty[dirtyCount++] = id;
+    }
+
+    private void removeDirty(int id) {
+        int slot = table.dirtySlot[id];
+        if (slot >= 0) {
+            int last = dirty[--dirtyCount];
+            dirty[slot] = last;
+            table.dirtySlot[last] = slot;
+            table.dirtySlot[id] = -1;
+        }
+        table.writeHead[id] = NONE;
+        table.writeTail[id] = NONE;
+        table.valueCount[id] = 0;
+    }
+
+    /**
+     * Writes the write buffer to the logs: per window one data frame of its values and one index
+     * entry. If a write fails, both logs are rolled back and the write buffer is kept whole, so a
+     * later flush writes it again.
+     */
+    public void flush() throws IOException {
+        checkOpen();
+        if (dirtyCount == 0) {
+            return;
+        }
+        prepareWriters();
+        flushLength = grow(flushLength, dirtyCount);
+        long flushed = 0;
+        try {
+            long indexFrame = indexWriter.beginFrame();
+            for (int i = 0; i < dirtyCount; i++) {
+                int id = dirty[i];
+                long frameAt = dataWriter.beginFrame();
+                for (long r = table.writeHead[id];
+                        r != NONE;
+                        r = writeBuffer.getLong(r, NEXT_OFFSET)) {
+                    int length = writeBuffer.getInt(r, LENGTH_OFFSET);
+                    dataWriter.putInt(length);
+                    dataWriter.putBytes(
+                            writeBuffer.chunk(r),
+                            OffHeapArena.offset(r) + (long) RECORD_HEADER,
+                            length);
+                }
+                dataWriter.endFrame();
+                long frameLength = dataWriter.size() - frameAt;
+                byte[] key = table.key(id);
+                byte[] window = table.window(id);
+                IndexEntryDescriptor.write(
+                        indexWriter,
+                        flushSeq,
+                        Positions.pack(activeData.id, frameAt),
+                        (int) frameLength,
+                        table.valueCount[id],
+                        table.maxTimestamp[id],
+                        key,
+                        0,
+                        key.length,
+                        window,
+                        0,
+                        window.length);
+                if (indexWriter.size() - indexFrame >= INDEX_FRAME_TARGET && i + 1 < dirtyCount) {
+                    indexWriter.endFrame();
+                    indexFrame = indexWriter.beginFrame();
+                }
+                flushLength[i] = frameLength;
+                flushed += frameLength;
+            }
+            indexWriter.endFrame();
+            dataWriter.flush();
+            indexWriter.flush();
+        } catch (IOException | RuntimeException e) {
+            rollBackWriters(e);
+            throw e;
+        }
+        for (int i = 0; i < dirtyCount; i++) {
+            int id = dirty[i];
+            table.diskBytes[id] += flushLength[i];
+            table.writeHead[id] = NONE;
+            table.writeTail[id] = NONE;
+            table.valueCount[id] = 0;
+            table.dirtySlot[id] = -1;
+            // The prefetched copy lacks the frame just written.
+            evictPrefetched(id);
+        }
+        activeData.size = dataWriter.size();
+        activeIndex.size = indexWriter.size();
+        dirtyCount = 0;
+        writeBuffer.reset();
+        flushSeq++;
+        liveBytes += flushed;
+        stats.addFlushed(flushed);
+        publishSpace();
+        if (shouldCompactWithoutRead()) {
+            // Compaction normally rides on a miss's index scan; a store whose windows are
+            // removed without being read must not grow without bound either.
+            compact();
+        }
+    }
+
+    private void prepareWriters() throws IOException {
+        if (writerFault) {
+            truncateWriters();
+        }
+        if (dataWriter != null && dataWriter.size() >= options.segmentSize()) {
+            closeDataWriter();
+        }
+        if (dataWriter == null) {
+            int id = newFileId(DATA_PREFIX);
+            Path path = directory.resolve(fileName(DATA_PREFIX, id));
+            try {
+                dataWriter = LogWriter.create(io, path, FileType.AUR_DATA_LOG, id, dataStaging);
+            } catch (IOException | RuntimeException e) {
+                deleteQuietly(path, e);
+                throw e;
+            }
+            activeData = new LogSegment(id, path, FileType.AUR_DATA_LOG, dataWriter.size());
+            dataSegments.add(activeData);
+        }
+        if (indexWriter == null) {
+            int id = newFileId(INDEX_PREFIX);
+            Path path = directory.resolve(fileName(INDEX_PREFIX, id));
+            try {
+                indexWriter = LogWriter.create(io, path, FileType.AUR_INDEX_LOG, id, indexStaging);
+            } catch (IOException | RuntimeException e) {
+                deleteQuietly(path, e);
+                throw e;
+            }
+            activeIndex = new LogSegment(id, path, FileType.AUR_INDEX_LOG, indexWriter.size());
+            indexSegments.add(activeIndex);
+        }
+    }
+
+    private void rollBackWriters(Throwable cause) {
+        writerFault = true;
+        try {
+            truncateWriters();
+        } catch (IOException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private void truncateWriters() throws IOException {
+        if (dataWriter != null) {
+            dataWriter.truncate(activeData.size);
+        }
+        if (indexWriter != null) {
+            indexWriter.truncate(activeIndex.size);
+        }
+        writerFault = false;
+    }
+
+    private void closeDataWriter() throws IOException {
+        LogWriter writer = dataWriter;
+        dataWriter = null;
+        writer.close();
+    }
+
+    private void closeIndexWriter() throws IOException {
+        LogWriter writer = indexWriter;
+        indexWriter = null;
+        writer.close();
+    }
+
+    private int newFileId(String prefix) {
+        int id = nextFileId++;
+        while (Files.exists(directory.resolve(fileName(prefix, id)))) {
+            id = nextFileId++;
+        }
+        if (id > Positions.MAX_SEGMENT) {
+            throw new IllegalStateException("AUR store in " + directory + " ran out of file ids");
+        }
+        return id;
+    }
+
+    static String fileName(String prefix, int id) {
+        return String.format("%s%08d%s", prefix, id, LOG_SUFFIX);
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /**
+     * Passes the window's values to {@code consumer}: flushed ones first, then those still in the
+     * write buffer, each group in append order. Returns false if the window has no value.
+     */
+    public boolean get(byte[] key, byte[] window, ValueConsumer consumer) throws IOException {
+        checkOpen();
+        int id = table.find(key, window);
+        if (id == NO_ID) {
+            return false;
+        }
+        long ett = table.ett[id];
+        if (ett != TriggerTimePredictor.UNKNOWN && ett > readClock) {
+            readClock = ett;
+        }
+        boolean any = false;
+        if (table.diskBytes[id] > 0) {
+            if (table.prefetched[id] != null) {
+                stats.addPrefetchHit();
+                any = serveCached(id, consumer);
+            } else {
+                stats.addPrefetchMiss();
+                any = batchRead(id, consumer);
+            }
+        }
+        any |= serveWriteBuffer(id, consumer);
+        table.flags[id] |= SERVED;
+        return any;
+    }
+
+    private boolean serveCached(int id, ValueConsumer consumer) throws IOException {
+        byte[] values = table.prefetched[id];
+        return serveValues(values, 0, values.length, consumer, null, 0);
+    }
+
+    /** Serves the [length][bytes] records of a frame payload; checks lengths stay inside it. */
+    private boolean serveValues(
+            byte[] buf, int from, int end, ValueConsumer consumer, Path file, long fileOffset)
+            throws IOException {
+        boolean any = false;
+        int at = from;
+        while (at < end) {
+            int length = end - at >= 4 ? FrameDescriptor.readIntLE(buf, at) : -1;
+            if (length < 0 || length > end - at - 4) {
+                throw new CorruptLogException(
+                        file == null ? directory : file,
+                        fileOffset + (at - from),
+                        "bad value length " + length + " in data frame");
+            }
+            consumer.accept(buf, at + 4, length);
+            valueBytesServedFromDisk += length;
+            any = true;
+            at += 4 + length;
+        }
+        return any;
+    }
+
+    private boolean serveWriteBuffer(int id, ValueConsumer consumer) {
+        boolean any = false;
+        for (long r = table.writeHead[id]; r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
+            int length = writeBuffer.getInt(r, LENGTH_OFFSET);
+            ensureScratch(length);
+            writeBuffer.getBytes(r, RECORD_HEADER, scratch, 0, length);
+            consumer.accept(scratch, 0, length);
+            any = true;
+        }
+        return any;
+    }
+
+    /** A miss: one index scan loads the requested window and the predicted ones. */
+    private boolean batchRead(int requested, ValueConsumer consumer) throws IOException {
+        prepareReadBuffer();
+        reserveScanBuffer();
+        try {
+            return batchReadReserved(requested, consumer);
+        } finally {
+            budget.release(SCAN_BUFFER);
+        }
+    }
+
+    private boolean batchReadReserved(int requested, ValueConsumer consumer) throws IOException {
+        long stamp = ++batchStamp;
+        evictServedPrefetched();
+        long limit = options.prefetchBufferLimit();
+        long need = table.diskBytes[requested] + ENTRY_OVERHEAD;
+        while (need > limit - prefetchUsed && evictOldestPrefetched()) {
+            // Older bets make room for the window asked for now.
+        }
+        boolean cacheRequested = need <= limit - prefetchUsed;
+        long room = limit - prefetchUsed - (cacheRequested ? need : 0);
+        table.mark[requested] = stamp;
+        int predicted = selectPredicted(requested);
+        for (int i = 0; i < predicted; i++) {
+            int id = heapId[i];
+            long bytes = table.diskBytes[id] + ENTRY_OVERHEAD;
+            if (bytes > room) {
+                // The prefetch buffer bounds N: load fewer windows rather than exceed it.
+                break;
+            }
+            room -= bytes;
+            table.mark[id] = stamp;
+        }
+        entryCount = 0;
+        scanIndex(shouldCompact(), stamp);
+        return load(requested, cacheRequested, stamp, consumer);
+    }
+
+    /**
+     * Puts into {@code heapId[0..n)} the ids of the {@code readBatchRatio x live windows} windows
+     * nearest to their trigger, nearest first. Candidates have flushed data, are not prefetched,
+     * were not read since their last append, and have a known ETT. Time to ETT is {@code max(0, ett
+     * - now)}, ranked as {@code max(ett, now)} which orders the same without overflow.
+     */
+    private int selectPredicted(int requested) {
+        double ratio = options.readBatchRatio();
+        if (ratio == 0.0) {
+            return 0;
+        }
+        int n = (int) Math.min(Integer.MAX_VALUE - 8, (long) Math.ceil(ratio * table.size()));
+        heapKey = grow(heapKey, n);
+        heapId = grow(heapId, n);
+        long now = readClock;
+        int size = 0;
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (!table.inUse(id)
+                    || id == requested
+                    || table.diskBytes[id] == 0
+                    || table.prefetched[id] != null
+                    || (table.flags[id] & SERVED) != 0
+                    || table.ett[id] == TriggerTimePredictor.UNKNOWN) {
+                continue;
+            }
+            long rank = Math.max(table.ett[id], now);
+            if (size < n) {
+                heapKey[size] = rank;
+                heapId[size] = id;
+                siftUp(size++);
+            } else if (rank < heapKey[0]) {
+                heapKey[0] = rank;
+                heapId[0] = id;
+                siftDown(0, size);
+            }
+        }
+        for (int last = size - 1; last > 0; last--) {
+            swap(0, last);
+            siftDown(0, last);
+        }
+        return size;
+    }
+
+    private void siftUp(int i) {
+        while (i > 0) {
+            int parent = (i - 1) >>> 1;
+            if (heapKey[parent] >= heapKey[i]) {
+                return;
+            }
+            swap(i, parent);
+            i = parent;
+        }
+    }
+
+    private void siftDown(int i, int size) {
+        while (true) {
+            int largest = i;
+            int left = 2 * i + 1;
+            int right = left + 1;
+            if (left < size && heapKey[left] > heapKey[largest]) {
+                largest = left;
+            }
+            if (right < size && heapKey[right] > heapKey[largest]) {
+                largest = right;
+            }
+            if (largest == i) {
+                return;
+            }
+            swap(i, largest);
+            i = largest;
+        }
+    }
+
+    private void swap(int a, int b) {
+        long k = heapKey[a];
+        heapKey[a] = heapKey[b];
+        heapKey[b] = k;
+        int id = heapId[a];
+        heapId[a] = heapId[b];
+        heapId[b] = id;
+    }
+
+    /** Reads the frames the scan collected into the prefetch buffer; streams what cannot fit. */
+    private boolean load(int requested, boolean cacheRequested, long stamp, ValueConsumer consumer)
+            throws IOException {
+        for (int i = 0; i < entryCount; i++) {
+            int id = entryId[i];
+            table.scanned[id] = 0;
+            table.work[id] = 0;
+        }
+        for (int i = 0; i < entryCount; i++) {
+            int id = entryId[i];
+            table.scanned[id] += entryLength[i];
+            table.work[id]++;
+        }
+        boolean requestedFound = false;
+        for (int i = 0; i < entryCount; i++) {
+            int id = entryId[i];
+            if (table.work[id] < 0) {
+                continue;
+            }
+            if (table.scanned[id] != table.diskBytes[id]) {
+                throw new IllegalStateException(
+                        "AUR index scan found "
+                                + table.scanned[id]
+                                + " data bytes for a window the stat table says has "
+                                + table.diskBytes[id]);
+            }
+            long payload =
+                    table.scanned[id] - (long) table.work[id] * FrameDescriptor.HEADER_LENGTH;
+            table.work[id] = -1;
+            table.scanned[id] = 0;
+            requestedFound |= id == requested;
+            boolean wanted = id != requested || cacheRequested;
+            long charge = payload + ENTRY_OVERHEAD;
+            if (wanted
+                    && payload <= Integer.MAX_VALUE - 64
+                    && prefetchUsed + charge <= options.prefetchBufferLimit()
+                    && budget.tryReserve(charge)) {
+                table.prefetched[id] = new byte[(int) payload];
+                table.prefetchStamp[id] = ++loadStamp;
+                prefetchUsed += charge;
+            } else if (id != requested) {
+                table.mark[id] = 0;
+            }
+        }
+        if (!requestedFound) {
+            throw new IllegalStateException(
+                    "AUR index scan found no entry of a window with "
+                            + table.diskBytes[requested]
+                            + " flushed bytes");
+        }
+        boolean any = false;
+        long read = 0;
+        long loaded = 0;
+        int i = 0;
+        while (i < entryCount) {
+            if (table.mark[entryId[i]] != stamp) {
+                i++;
+                continue;
+            }
+            int segmentId = Positions.segment(entryPosition[i]);
+            long start = Positions.offset(entryPosition[i]);
+            long end = start + entryLength[i];
+            int j = i + 1;
+            while (j < entryCount
+                    && table.mark[entryId[j]] == stamp
+                    && Positions.segment(entryPosition[j]) == segmentId
+                    && Positions.offset(entryPosition[j]) == end
+                    && end + entryLength[j] - start <= scratch.length) {
+                end += entryLength[j];
+                j++;
+            }
+            LogSegment segment = dataSegment(segmentId);
+            int length = (int) (end - start);
+            ensureScratch(length);
+            segment.reader(io).readFully(start, ByteBuffer.wrap(scratch, 0, length));
+            read += length;
+            int at = 0;
+            for (int k = i; k < j; k++) {
+                if (table.mark[entryId[k]] != stamp) {
+                    at += entryLength[k];
+                    continue;
+                }
+                int id = entryId[k];
+                int payload;
+                try {
+                    payload = verifyFrame(segment, start, at, length, entryLength[k]);
+                } catch (CorruptLogException e) {
+                    if (id == requested) {
+                        throw e;
+                    }
+                    // Only a bet: drop it; the error surfaces when that window is asked for.
+                    evictPrefetched(id);
+                    table.mark[id] = 0;
+                    at += entryLength[k];
+                    continue;
+                }
+                int from = at + FrameDescriptor.HEADER_LENGTH;
+                byte[] target = table.prefetched[id];
+                if (target != null) {
+                    System.arraycopy(scratch, from, target, (int) table.scanned[id], payload);
+                    table.scanned[id] += payload;
+                    loaded += payload;
+                } else {
+                    any |=
+                            serveValues(
+                                    scratch,
+                                    from,
+                                    from + payload,
+                                    consumer,
+                                    segment.path,
+                                    start + from);
+                }
+                at += entryLength[k];
+            }
+            i = j;
+        }
+        shrinkScratch();
+        dataBytesRead += read;
+        stats.addRead(read);
+        stats.addPrefetchLoad(loaded);
+        if (table.prefetched[requested] != null) {
+            any = serveCached(requested, consumer);
+        }
+        return any;
+    }
+
+    private int verifyFrame(LogSegment segment, long start, int at, int length, int expected)
+            throws CorruptLogException {
+        int payload = FrameDescriptor.verify(scratch, at, length - at, segment.path, start + at);
+        if (payload + FrameDescriptor.HEADER_LENGTH != expected) {
+            throw new CorruptLogException(
+                    segment.path,
+                    start + at,
+                    "data frame of " + payload + " bytes, index entry says " + expected);
+        }
+        return payload;
+    }
+
+    private LogSegment dataSegment(int id) throws IOException {
+        for (LogSegment segment : dataSegments) {
+            if (segment.id == id) {
+                return segment;
+            }
+        }
+        throw new CorruptLogException(
+                directory.resolve(fileName(DATA_PREFIX, id)),
+                0,
+                "data segment is not part of the store");
+    }
+
+    private void evictPrefetched(int id) {
+        byte[] values = table.prefetched[id];
+        if (values != null) {
+            table.prefetched[id] = null;
+            long charge = values.length + ENTRY_OVERHEAD;
+            prefetchUsed -= charge;
+            budget.release(charge);
+        }
+    }
+
+    private void evictServedPrefetched() {
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (table.prefetched[id] != null && (table.flags[id] & SERVED) != 0) {
+                evictPrefetched(id);
+            }
+        }
+    }
+
+    private boolean evictOldestPrefetched() {
+        int oldest = NO_ID;
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (table.prefetched[id] != null
+                    && (oldest == NO_ID || table.prefetchStamp[id] < table.prefetchStamp[oldest])) {
+                oldest = id;
+            }
+        }
+        if (oldest == NO_ID) {
+            return false;
+        }
+        evictPrefetched(oldest);
+        return true;
+    }
+
+    private void evictAllPrefetched() {
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            evictPrefetched(id);
+        }
+    }
+
+    // ---------------------------------------------------------------- scan and compaction
+
+    private boolean shouldCompact() {
+        if (deadBytes <= 0) {
+            return false;
+        }
+        return liveBytes <= 0 || (double) (liveBytes + deadBytes) / liveBytes > compactionThreshold;
+    }
+
+    private boolean shouldCompactWithoutRead() {
+        return deadBytes > 0
+                && (liveBytes <= 0
+                        || (double) (liveBytes + deadBytes) / liveBytes > 2 * compactionThreshold);
+    }
+
+    /** Moves every live data frame to a new data log and rewrites the index log, now. */
+    public void compact() throws IOException {
+        checkOpen();
+        reserveScanBuffer();
+        try {
+            entryCount = 0;
+            scanIndex(true, ++batchStamp);
+        } finally {
+            budget.release(SCAN_BUFFER);
+        }
+    }
+
+    /**
+     * The one index scan: collects the entries of windows marked with {@code stamp} and, when
+     * {@code compact}, copies every live frame into a new data log (recording the new positions)
+     * and every live entry into a new index log.
+     */
+    private void scanIndex(boolean compact, long stamp) throws IOException {
+        Compaction compaction = null;
+        if (compact) {
+            if (writerFault) {
+                truncateWriters();
+            }
+            if (indexWriter != null) {
+                // The compaction's index log takes over the staging buffer and, once installed,
+                // further flushes; if it fails, the next flush starts a new index log.
+                closeIndexWriter();
+            }
+            compaction = new Compaction();
+        }
+        try {
+            for (LogSegment segment : indexSegments) {
+                FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
+                while (scanner.next()) {
+                    byte[] buf = scanner.array();
+                    int at = scanner.payloadOffset();
+                    int end = at + scanner.payloadLength();
+                    while (at < end) {
+                        at = entry.parse(buf, at, end, segment.path, scanner.frameOffset());
+                        int id = liveId(entry);
+                        if (id == NO_ID) {
+                            continue;
+                        }
+                        long position = entry.position;
+                        if (compaction != null) {
+                            position = compaction.move(entry);
+                        }
+                        if (table.mark[id] == stamp) {
+                            collect(id, position, entry.frameLength);
+                        }
+                    }
+                }
+            }
+            if (compaction != null) {
+                compaction.finish();
+            }
+        } catch (IOException | RuntimeException e) {
+            if (compaction != null) {
+                compaction.abort(e);
+            }
+            throw e;
+        }
+        if (compaction != null) {
+            install(compaction);
+        }
+    }
+
+    private int liveId(IndexEntryDescriptor e) {
+        int id =
+                table.find(
+                        e.buffer,
+                        e.keyOffset,
+                        e.keyLength,
+                        e.buffer,
+                        e.windowOffset,
+                        e.windowLength);
+        return id != NO_ID && e.seq >= table.firstSeq[id] ? id : NO_ID;
+    }
+
+    private void collect(int id, long position, int length) {
+        if (entryCount == entryId.length) {
+            entryId = grow(entryId, entryCount + 1);
+            entryPosition = grow(entryPosition, entryCount + 1);
+            entryLength = grow(entryLength, entryCount + 1);
+        }
+        entryId[entryCount] = id;
+        entryPosition[entryCount] = position;
+        entryLength[entryCount] = length;
+        entryCount++;
+    }
+
+    /** New data and index logs being written by one compaction. */
+    private final class Compaction {
+        final LogSegment data;
+        final FileChannel dataChannel;
+        final LogSegment index;
+        final LogWriter writer;
+        long dataSize = LogFileHeader.LENGTH;
+        long indexFrame = -1;
+        long moved;
+        LogSegment pending;
+        long pendingStart;
+        long pendingEnd;
+
+        Compaction() throws IOException {
+            int dataId = newFileId(DATA_PREFIX);
+            Path dataPath = directory.resolve(fileName(DATA_PREFIX, dataId));
+            FileChannel channel = io.openForAppend(dataPath);
+            try {
+                ByteBuffer header = ByteBuffer.allocate(LogFileHeader.LENGTH);
+                LogFileHeader.write(header, FileType.AUR_DATA_LOG, dataId);
+                header.flip();
+                while (header.hasRemaining()) {
+                    channel.write(header);
+                }
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(channel, e);
+                deleteQuietly(dataPath, e);
+                throw new IOException("Could not create compacted data log " + dataPath, e);
+            }
+            int indexId = newFileId(INDEX_PREFIX);
+            Path indexPath = directory.resolve(fileName(INDEX_PREFIX, indexId));
+            LogWriter out;
+            try {
+                out =
+                        LogWriter.create(
+                                io, indexPath, FileType.AUR_INDEX_LOG, indexId, indexStaging);
+            } catch (IOException | RuntimeException e) {
+                deleteQuietly(indexPath, e);
+                closeQuietly(channel, e);
+                deleteQuietly(dataPath, e);
+                throw e;
+            }
+            this.data = new LogSegment(dataId, dataPath, FileType.AUR_DATA_LOG, dataSize);
+            this.dataChannel = channel;
+            this.index = new LogSegment(indexId, indexPath, FileType.AUR_INDEX_LOG, 0);
+            this.writer = out;
+        }
+
+        /** Queues the entry's frame for transfer and rewrites the entry; returns its new place. */
+        long move(IndexEntryDescriptor e) throws IOException {
+            LogSegment from = dataSegment(Positions.segment(e.position));
+            long offset = Positions.offset(e.position);
+            if (pending != from
+                    || pendingEnd != offset
+                    || pendingEnd - pendingStart + e.frameLength > MAX_TRANSFER) {
+                drain();
+                pending = from;
+                pendingStart = offset;
+                pendingEnd = offset;
+            }
+            pendingEnd += e.frameLength;
+            long position = Positions.pack(data.id, dataSize);
+            dataSize += e.frameLength;
+            moved += e.frameLength;
+            if (indexFrame < 0) {
+                indexFrame = writer.beginFrame();
+            }
+            IndexEntryDescriptor.write(
+                    writer,
+                    e.seq,
+                    position,
+                    e.frameLength,
+                    e.valueCount,
+                    e.maxTimestamp,
+                    e.buffer,
+                    e.keyOffset,
+                    e.keyLength,
+                    e.buffer,
+                    e.windowOffset,
+                    e.windowLength);
+            if (writer.size() - indexFrame >= INDEX_FRAME_TARGET) {
+                writer.endFrame();
+                indexFrame = -1;
+            }
+            return position;
+        }
+
+        /** Adjacent live frames move in one zero-copy transfer. */
+        private void drain() throws IOException {
+            if (pending != null && pendingEnd > pendingStart) {
+                pending.reader(io).transferTo(pendingStart, pendingEnd - pendingStart, dataChannel);
+            }
+            pending = null;
+        }
+
+        void finish() throws IOException {
+            drain();
+            if (indexFrame >= 0) {
+                writer.endFrame();
+                indexFrame = -1;
+            }
+            writer.flush();
+            if (dataChannel.size() != dataSize) {
+                throw new IOException(
+                        "Compacted data log "
+                                + data.path
+                                + " has "
+                                + dataChannel.size()
+                                + " bytes, expected "
+                                + dataSize);
+            }
+            if (moved != liveBytes) {
+                throw new IllegalStateException(
+                        "AUR compaction found "
+                                + moved
+                                + " live bytes in the index log, the stat table has "
+                                + liveBytes);
+            }
+            dataChannel.close();
+            data.size = dataSize;
+            index.size = writer.size();
+        }
+
+        void abort(Throwable cause) {
+            closeQuietly(dataChannel, cause);
+            try {
+                writer.close();
+            } catch (IOException e) {
+                cause.addSuppressed(e);
+            }
+            deleteQuietly(data.path, cause);
+            deleteQuietly(index.path, cause);
+        }
+    }
+
+    /** Switches to the compacted logs and deletes the old ones. */
+    private void install(Compaction c) throws IOException {
+        List<LogSegment> oldData = new ArrayList<>(dataSegments);
+        List<LogSegment> oldIndex = new ArrayList<>(indexSegments);
+        LogWriter oldDataWriter = dataWriter;
+        dataWriter = null;
+        activeData = null;
+        indexWriter = c.writer;
+        activeIndex = c.index;
+        writerFault = false;
+        dataSegments.clear();
+        indexSegments.clear();
+        indexSegments.add(c.index);
+        IOException failure = null;
+        if (c.dataSize > LogFileHeader.LENGTH) {
+            dataSegments.add(c.data);
+        } else {
+            failure = delete(c.data.path, failure);
+        }
+        stats.addCompaction(c.moved);
+        deadBytes = 0;
+        publishSpace();
+        failure = closeWriter(oldDataWriter, failure);
+        for (LogSegment segment : oldData) {
+            failure = closeAndDelete(segment, failure);
+        }
+        for (LogSegment segment : oldIndex) {
+            failure = closeAndDelete(segment, failure);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static IOException closeWriter(LogWriter writer, IOException failure) {
+        if (writer != null) {
+            try {
+                writer.close();
+            } catch (IOException e) {
+                failure = chain(failure, e);
+            }
+        }
+        return failure;
+    }
+
+    private IOException closeAndDelete(LogSegment segment, IOException failure) {
+        try {
+            segment.close();
+        } catch (IOException e) {
+            failure = chain(failure, e);
+        }
+        return delete(segment.path, failure);
+    }
+
+    private IOException delete(Path path, IOException failure) {
+        try {
+            io.delete(path);
+        } catch (IOException e) {
+            failure = chain(failure, e);
+        }
+        return failure;
+    }
+
+    private static IOException chain(IOException first, IOException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+
+    private void deleteQuietly(Path path, Throwable cause) {
+        try {
+            io.delete(path);
+        } catch (IOException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private static void closeQuietly(FileChannel channel, Throwable cause) {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    // ---------------------------------------------------------------- iteration, seal, restore
+
+    /** Visits every live value: per window the flushed ones, then those in the write buffer. */
+    public void forEach(EntryVisitor visitor) throws IOException {
+        checkOpen();
+        reserveScanBuffer();
+        try {
+            forEachReserved(visitor);
+        } finally {
+            budget.release(SCAN_BUFFER);
+        }
+    }
+
+    private void forEachReserved(EntryVisitor visitor) throws IOException {
+        IndexEntryDescriptor e = new IndexEntryDescriptor();
+        for (LogSegment segment : indexSegments) {
+            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
+            while (scanner.next()) {
+                byte[] buf = scanner.array();
+                int at = scanner.payloadOffset();
+                int end = at + scanner.payloadLength();
+                while (at < end) {
+                    at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
+                    int id = liveId(e);
+                    if (id == NO_ID) {
+                        continue;
+                    }
+                    LogSegment data = dataSegment(Positions.segment(e.position));
+                    long offset = Positions.offset(e.position);
+                    byte[] payload = data.reader(io).readFrame(offset);
+                    byte[] key = table.key(id);
+                    byte[] window = table.window(id);
+                    int p = 0;
+                    while (p < payload.length) {
+                        int length =
+                                p + 4 <= payload.length
+                                        ? FrameDescriptor.readIntLE(payload, p)
+                                        : -1;
+                        if (length < 0 || length > payload.length - p - 4) {
+                            throw new CorruptLogException(
+                                    data.path,
+                                    offset + FrameDescriptor.HEADER_LENGTH + p,
+                                    "bad value length " + length + " in data frame");
+                        }
+                        visitor.visit(key, window, payload, p + 4, length);
+                        p += 4 + length;
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < dirtyCount; i++) {
+            int id = dirty[i];
+            byte[] key = table.key(id);
+            byte[] window = table.window(id);
+            for (long r = table.writeHead[id]; r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
+                int length = writeBuffer.getInt(r, LENGTH_OFFSET);
+                ensureScratch(length);
+                writeBuffer.getBytes(r, RECORD_HEADER, scratch, 0, length);
+                visitor.visit(key, window, scratch, 0, length);
+            }
+        }
+    }
+
+    /**
+     * Flushes, syncs and closes the current logs (later writes go to new files) and writes a
+     * manifest listing every log with its length and the stat table.
+     */
+    public SealedStore seal() throws IOException {
+        checkOpen();
+        flush();
+        if (writerFault) {
+            truncateWriters();
+        }
+        try {
+            if (dataWriter != null) {
+                dataWriter.sync();
+            }
+            if (indexWriter != null) {
+                indexWriter.sync();
+            }
+        } catch (IOException e) {
+            writerFault = true;
+            throw e;
+        }
+        if (dataWriter != null) {
+            closeDataWriter();
+        }
+        if (indexWriter != null) {
+            closeIndexWriter();
+        }
+        byte[] payload = encodeManifest();
+        int manifestId = newFileId(MANIFEST_PREFIX);
+        Path manifest = directory.resolve(fileName(MANIFEST_PREFIX, manifestId));
+        ManifestFile.write(io, manifest, manifestId, payload);
+        if (lastManifest != null) {
+            io.delete(lastManifest);
+        }
+        lastManifest = manifest;
+        List<SealedStore.SealedFile> files = new ArrayList<>();
+        for (LogSegment segment : dataSegments) {
+            files.add(new SealedStore.SealedFile(segment.path, segment.size));
+        }
+        for (LogSegment segment : indexSegments) {
+            files.add(new SealedStore.SealedFile(segment.path, segment.size));
+        }
+        return new SealedStore(manifest, files);
+    }
+
+    private byte[] encodeManifest() {
+        ManifestCodec.Writer out = new ManifestCodec.Writer();
+        out.putInt(MANIFEST_PAYLOAD_VERSION);
+        out.putLong(flushSeq);
+        out.putInt(nextFileId);
+        out.putLong(readClock);
+        out.putInt(dataSegments.size());
+        for (LogSegment segment : dataSegments) {
+            out.putInt(segment.id);
+            out.putLong(segment.size);
+        }
+        out.putInt(indexSegments.size());
+        for (LogSegment segment : indexSegments) {
+            out.putInt(segment.id);
+            out.putLong(segment.size);
+        }
+        out.putInt(table.size());
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (!table.inUse(id)) {
+                continue;
+            }
+            out.putLong(table.ett[id]);
+            out.putLong(table.maxTimestamp[id]);
+            out.putLong(table.firstSeq[id]);
+            out.putLong(table.diskBytes[id]);
+            out.putInt(table.flags[id] & EXPLICIT_ETT);
+            out.putBytes(table.key(id));
+            out.putBytes(table.window(id));
+        }
+        return out.toByteArray();
+    }
+
+    private void load(Path manifest, byte[] payload) throws IOException {
+        ManifestCodec.Reader in = new ManifestCodec.Reader(manifest, payload);
+        int version = in.getInt("payload version");
+        if (version != MANIFEST_PAYLOAD_VERSION) {
+            throw new CorruptLogException(
+                    manifest,
+                    0,
+                    "unsupported AUR manifest payload version "
+                            + version
+                            + " (this build reads "
+                            + MANIFEST_PAYLOAD_VERSION
+                            + ")");
+        }
+        flushSeq = in.getLong("flush sequence");
+        nextFileId = in.getInt("next file id");
+        readClock = in.getLong("read clock");
+        long dataTotal = 0;
+        int dataCount = in.getCount("data segment count");
+        for (int i = 0; i < dataCount; i++) {
+            LogSegment segment =
+                    segment(in.getInt("data segment id"), DATA_PREFIX, FileType.AUR_DATA_LOG, in);
+            dataSegments.add(segment);
+            segment.reader(io);
+            dataTotal += segment.size - LogFileHeader.LENGTH;
+        }
+        int indexCount = in.getCount("index segment count");
+        for (int i = 0; i < indexCount; i++) {
+            LogSegment segment =
+                    segment(
+                            in.getInt("index segment id"),
+                            INDEX_PREFIX,
+                            FileType.AUR_INDEX_LOG,
+                            in);
+            indexSegments.add(segment);
+        }
+        int windows = in.getCount("window count");
+        long live = 0;
+        for (int i = 0; i < windows; i++) {
+            long ett = in.getLong("ett");
+            long maxTimestamp = in.getLong("max timestamp");
+            long firstSeq = in.getLong("first sequence");
+            long disk = in.getLong("data bytes");
+            int flags = in.getInt("flags");
+            byte[] key = in.getBytes("key");
+            byte[] window = in.getBytes("window");
+            if (table.find(key, window) != NO_ID || disk < 0) {
+                throw new CorruptLogException(
+                        manifest, 0, "duplicate or invalid window entry " + i + " in manifest");
+            }
+            int id = table.insert(key, window, firstSeq);
+            table.ett[id] = ett;
+            table.maxTimestamp[id] = maxTimestamp;
+            table.diskBytes[id] = disk;
+            table.flags[id] = flags & EXPLICIT_ETT;
+            live += disk;
+        }
+        verifyIndex(manifest);
+        liveBytes = live;
+        deadBytes = dataTotal - live;
+        if (deadBytes < 0) {
+            throw new CorruptLogException(
+                    manifest,
+                    0,
+                    "windows hold " + live + " data bytes but the data logs only " + dataTotal);
+        }
+        publishSpace();
+    }
+
+    private LogSegment segment(int id, String prefix, FileType type, ManifestCodec.Reader in)
+            throws IOException {
+        long length = in.getLong("segment length");
+        if (id <= 0 || id > Positions.MAX_SEGMENT || length < LogFileHeader.LENGTH) {
+            throw new CorruptLogException(
+                    in.file(), 0, "bad segment id " + id + " or length " + length);
+        }
+        return new LogSegment(id, directory.resolve(fileName(prefix, id)), type, length);
+    }
+
+    /** Checks every index frame's checksum and that the index and the stat table agree. */
+    private void verifyIndex(Path manifest) throws IOException {
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            table.scanned[id] = 0;
+        }
+        IndexEntryDescriptor e = new IndexEntryDescriptor();
+        for (LogSegment segment : indexSegments) {
+            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
+            while (scanner.next()) {
+                byte[] buf = scanner.array();
+                int at = scanner.payloadOffset();
+                int end = at + scanner.payloadLength();
+                while (at < end) {
+                    at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
+                    LogSegment data = findDataSegment(Positions.segment(e.position));
+                    if (data == null
+                            || Positions.offset(e.position) < LogFileHeader.LENGTH
+                            || Positions.offset(e.position) + e.frameLength > data.size) {
+                        throw new CorruptLogException(
+                                segment.path,
+                                scanner.frameOffset(),
+                                "index entry points outside the data logs: segment "
+                                        + Positions.segment(e.position)
+                                        + " offset "
+                                        + Positions.offset(e.position));
+                    }
+                    int id = liveId(e);
+                    if (id != NO_ID) {
+                        table.scanned[id] += e.frameLength;
+                    }
+                }
+            }
+        }
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (table.inUse(id) && table.scanned[id] != table.diskBytes[id]) {
+                throw new CorruptLogException(
+                        manifest,
+                        0,
+                        "the index logs hold "
+                                + table.scanned[id]
+                                + " data bytes of a window the manifest records with "
+                                + table.diskBytes[id]);
+            }
+        }
+    }
+
+    private LogSegment findDataSegment(int id) {
+        for (LogSegment segment : dataSegments) {
+            if (segment.id == id) {
+                return segment;
+            }
+        }
+        return null;
+    }
+
+    // ---------------------------------------------------------------- accounting
+
+    public StoreStats stats() {
+        return stats;
+    }
+
+    /** Prefetch hits over gets that needed flushed data; NaN before the first. */
+    public double hitRatio() {
+        return stats.hitRatio();
+    }
+
+    /** Data-log bytes read by gets over the bytes of flushed values they returned; NaN before. */
+    public double readAmplification() {
+        return valueBytesServedFromDisk == 0
+                ? Double.NaN
+                : (double) dataBytesRead / valueBytesServedFromDisk;
+    }
+
+    /**
+     * The space amplification that triggers compaction: the MSA scaled by this instance's jitter.
+     */
+    double compactionThreshold() {
+        return compactionThreshold;
+    }
+
+    /** Windows in the stat table. */
+    public int liveWindows() {
+        return table.size();
+    }
+
+    public long prefetchBufferBytes() {
+        return prefetchUsed;
+    }
+
+    public long memoryUsed() {
+        if (closed) {
+            return 0;
+        }
+        return table.memoryBytes()
+                + writeBuffer.reservedBytes()
+                + prefetchUsed
+                + workReserved
+                + dataStaging.capacity()
+                + indexStaging.capacity();
+    }
+
+    private void publishSpace() {
+        stats.setLiveBytes(liveBytes);
+        stats.setDeadBytes(deadBytes);
+    }
+
+    private int[] grow(int[] a, int needed) {
+        if (a.length >= needed) {
+            return a;
+        }
+        int capacity = Math.max(needed, Math.max(16, a.length * 2));
+        reserveWork((long) (capacity - a.length) * Integer.BYTES);
+        return Arrays.copyOf(a, capacity);
+    }
+
+    private long[] grow(long[] a, int needed) {
+        if (a.length >= needed) {
+            return a;
+        }
+        int capacity = Math.max(needed, Math.max(16, a.length * 2));
+        reserveWork((long) (capacity - a.length) * Long.BYTES);
+        return Arrays.copyOf(a, capacity);
+    }
+
+    private void reserveWork(long bytes) {
+        budget.reserve(bytes, "AUR work arrays");
+        workReserved += bytes;
+    }
+
+    /** The index scan's buffer is charged while a scan runs. */
+    private void reserveScanBuffer() throws IOException {
+        if (!budget.tryReserve(SCAN_BUFFER)) {
+            makeRoom();
+            budget.reserve(SCAN_BUFFER, "AUR index scan buffer");
+        }
+    }
+
+    /**
+     * Coalesced reads go through one buffer of up to {@link #MAX_COALESCED_READ} bytes; with less
+     * budget they are simply shorter.
+     */
+    private void prepareReadBuffer() throws IOException {
+        if (scratch.length < MAX_COALESCED_READ) {
+            long delta = MAX_COALESCED_READ - scratch.length;
+            if (budget.tryReserve(delta)) {
+                workReserved += delta;
+                scratch = new byte[MAX_COALESCED_READ];
+            } else {
+                ensureScratchOrMakeRoom(MIN_READ_BUFFER);
+            }
+        }
+    }
+
+    private void ensureScratchOrMakeRoom(int length) throws IOException {
+        if (scratch.length >= length) {
+            return;
+        }
+        long delta = length - scratch.length;
+        if (!budget.tryReserve(delta)) {
+            makeRoom();
+            budget.reserve(delta, "AUR read buffer");
+        }
+        workReserved += delta;
+        scratch = new byte[length];
+    }
+
+    /** A budget refusal means flush (and drop bets), never allocate anyway. */
+    private void makeRoom() throws IOException {
+        evictAllPrefetched();
+        if (dirtyCount > 0) {
+            flush();
+        }
+    }
+
+    private void ensureScratch(int length) {
+        if (scratch.length < length) {
+            int capacity = Math.max(length, Math.min(MAX_COALESCED_READ, scratch.length * 2));
+            reserveWork(capacity - scratch.length);
+            scratch = new byte[capacity];
+        }
+    }
+
+    /** A frame larger than a coalesced read needed a big scratch array: give it back. */
+    private void shrinkScratch() {
+        if (scratch.length > MAX_COALESCED_READ) {
+            budget.release(scratch.length);
+            workReserved -= scratch.length;
+            scratch = new byte[0];
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("AUR store in " + directory + " is closed");
+        }
+    }
+
+    /** Closes every file and returns every byte to the budget. Files stay on disk. */
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        IOException failure = null;
+        failure = closeWriter(dataWriter, failure);
+        failure = closeWriter(indexWriter, failure);
+        dataWriter = null;
+        indexWriter = null;
+        dataStaging.close();
+        indexStaging.close();
+        for (LogSegment segment : dataSegments) {
+            failure = closeSegment(segment, failure);
+        }
+        for (LogSegment segment : indexSegments) {
+            failure = closeSegment(segment, failure);
+        }
+        evictAllPrefetched();
+        table.release();
+        writeBuffer.close();
+        budget.release(workReserved);
+        workReserved = 0;
+        scratch = new byte[0];
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static IOException closeSegment(LogSegment segment, IOException failure) {
+        try {
+            segment.close();
+        } catch (IOException e) {
+            failure = chain(failure, e);
+        }
+        return failure;
+    }
+}

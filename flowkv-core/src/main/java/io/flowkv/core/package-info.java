@@ -1,0 +1,23 @@
+/**
+ * FlowKV's engine-agnostic stores. Callers speak bytes: serialized key, window (or namespace) and
+ * value; the stores know nothing of Flink.
+ *
+ * <pre>
+ *              append/get/remove (single writer thread)
+ *   +------------------+------------------+------------------+
+ *   |   aar.AarStore   |   aur.AurStore   |   rmw.RmwStore   |
+ *   | buffer by window | buffer by (k,w)  | hash buffer      |
+ *   | file per window  | data + index log | value log + hash |
+ *   | x partition      | ETT prefetch     | index, compaction|
+ *   +------------------+------------------+------------------+
+ *   | index: LongHashIndex, Hashing                          |
+ *   | log:   LogWriter/LogReader, frames, manifests, FileIo  |
+ *   | memory: MemoryBudget, OffHeapArena/Buffer, IoBuffer    |
+ *   +--------------------------------------------------------+
+ * </pre>
+ *
+ * Every byte a store holds is charged to a {@link io.flowkv.core.memory.MemoryBudget}; every file
+ * has a versioned header and CRC32C frames (docs/FORMAT.md); {@code seal()} yields immutable files
+ * plus a manifest from which {@code restore()} rebuilds the store.
+ */
+package io.flowkv.core;

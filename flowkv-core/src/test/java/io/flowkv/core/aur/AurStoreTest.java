@@ -1,0 +1,505 @@
+package io.flowkv.core.aur;
+
+import io.flowkv.core.CorruptLogException;
+import io.flowkv.core.SealedStore;
+import io.flowkv.core.memory.MemoryBudget;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static io.flowkv.core.aur.AurTestSupport.bytes;
+import static io.flowkv.core.aur.AurTestSupport.read;
+import static io.flowkv.core.aur.AurTestSupport.timeWindow;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** API, ETT, compaction, restore, fault and parameter behaviour of the AUR store. */
+class AurStoreTest {
+    @TempDir Path dir;
+
+    private final FaultyFileIo io = new FaultyFileIo();
+    private final MemoryBudget budget = new MemoryBudget(32L << 20);
+    private AurStore store;
+
+    @AfterEach
+    void shouldLeakNothing() throws IOException {
+        if (store != null) {
+            store.close();
+        }
+        assertThat(budget.used()).as("budget after close").isZero();
+        assertThat(io.openChannels()).as("open channels after close").isZero();
+    }
+
+    private AurStoreOptions.Builder options() {
+        return AurStoreOptions.builder(dir).fileIo(io).writeBufferLimit(4096).jitterSeed(7);
+    }
+
+    private AurStore open(AurStoreOptions.Builder builder) throws IOException {
+        store = AurStore.open(builder.build(), budget);
+        return store;
+    }
+
+    private AurStore reopen(AurStoreOptions.Builder builder, SealedStore sealed)
+            throws IOException {
+        store.close();
+        store = null;
+        assertThat(budget.used()).isZero();
+        store = AurStore.restore(builder.build(), budget, sealed.manifest());
+        return store;
+    }
+
+    private List<String> storeFiles() throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).sorted().collect(Collectors.toList());
+        }
+    }
+
+    @Test
+    void shouldReturnFlushedValuesThenBufferedValuesInAppendOrder() throws IOException {
+        open(options());
+        byte[] key = bytes("k");
+        byte[] window = timeWindow(0, 10);
+        store.append(key, window, bytes("a"), 1);
+        store.append(key, window, bytes("b"), 2);
+        store.flush();
+        store.append(key, window, bytes("c"), 3);
+        store.flush();
+        store.append(key, window, bytes("d"), 4);
+        assertThat(read(store, key, window)).containsExactly("a", "b", "c", "d");
+        assertThat(read(store, key, timeWindow(0, 11))).isNull();
+        assertThat(read(store, bytes("other"), window)).isNull();
+        store.remove(key, window);
+        assertThat(read(store, key, window)).isNull();
+    }
+
+    @Test
+    void shouldEstimateEttAsMaxTimestampPlusSessionGap() throws IOException {
+        open(options());
+        byte[] key = bytes("k");
+        byte[] window = timeWindow(1000, 1300); // gap 300
+        store.append(key, window, bytes("a"), 1000);
+        assertThat(store.triggerTime(key, window)).isEqualTo(1300);
+        store.append(key, window, bytes("b"), 1200);
+        assertThat(store.triggerTime(key, window)).isEqualTo(1500);
+        store.append(key, window, bytes("late"), 1100);
+        assertThat(store.triggerTime(key, window)).isEqualTo(1500);
+        store.setTriggerTime(key, window, 1499);
+        store.append(key, window, bytes("c"), 1400);
+        assertThat(store.triggerTime(key, window)).as("explicit wins").isEqualTo(1499);
+        store.setTriggerTime(key, window, 1699);
+        assertThat(store.triggerTime(key, window)).isEqualTo(1699);
+    }
+
+    @Test
+    void shouldTreatWindowsThePredictorCannotDecodeAsUnknown() throws IOException {
+        open(options());
+        byte[] key = bytes("k");
+        byte[] global = new byte[0];
+        store.append(key, global, bytes("a"), 5);
+        assertThat(store.triggerTime(key, global)).isEqualTo(TriggerTimePredictor.UNKNOWN);
+        store.setTriggerTime(key, global, 77);
+        assertThat(store.triggerTime(key, global)).isEqualTo(77);
+        assertThat(TriggerTimePredictor.sessionGap().estimate(timeWindow(10, 10), 5))
+                .isEqualTo(TriggerTimePredictor.UNKNOWN);
+        assertThat(
+                        TriggerTimePredictor.sessionGap()
+                                .estimate(timeWindow(0, 10), Long.MAX_VALUE - 1))
+                .isEqualTo(TriggerTimePredictor.UNKNOWN);
+    }
+
+    @Test
+    void shouldUseACustomPredictor() throws IOException {
+        open(options().predictor((window, maxTimestamp) -> maxTimestamp * 2));
+        byte[] key = bytes("k");
+        store.append(key, bytes("count-window"), bytes("a"), 21);
+        assertThat(store.triggerTime(key, bytes("count-window"))).isEqualTo(42);
+    }
+
+    @Test
+    void shouldRejectBadParametersNamingTheParameterAndRange() {
+        assertThatThrownBy(() -> AurStoreOptions.builder(dir).readBatchRatio(1.5).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("readBatchRatio")
+                .hasMessageContaining("[0.0, 1.0]")
+                .hasMessageContaining("1.5");
+        assertThatThrownBy(() -> AurStoreOptions.builder(dir).readBatchRatio(-0.01).build())
+                .hasMessageContaining("readBatchRatio");
+        assertThatThrownBy(() -> AurStoreOptions.builder(dir).readBatchRatio(Double.NaN).build())
+                .hasMessageContaining("readBatchRatio");
+        assertThatThrownBy(() -> AurStoreOptions.builder(dir).maxSpaceAmplification(1.0).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxSpaceAmplification must be in (1.0, 1000.0], was 1.0");
+        assertThatThrownBy(() -> AurStoreOptions.builder(dir).writeBufferLimit(0).build())
+                .hasMessageContaining("writeBufferLimit");
+        assertThatThrownBy(() -> AurStoreOptions.builder(dir).prefetchBufferLimit(-1).build())
+                .hasMessageContaining("prefetchBufferLimit");
+        assertThatThrownBy(() -> AurStoreOptions.builder(dir).predictor(null).build())
+                .hasMessageContaining("predictor");
+        assertThatThrownBy(() -> AurStoreOptions.builder(null).build())
+                .hasMessageContaining("directory");
+    }
+
+    @Test
+    void shouldRefuseToOpenOverAnotherStoresFiles() throws IOException {
+        open(options());
+        store.append(bytes("k"), timeWindow(0, 1), bytes("v"), 0);
+        store.flush();
+        assertThatThrownBy(() -> AurStore.open(options().build(), budget))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("already holds AUR store file aur-");
+    }
+
+    @Test
+    void shouldCompactOnAMissWhenSpaceAmplificationExceedsMsaAndDeleteOldFiles()
+            throws IOException {
+        open(options().maxSpaceAmplification(1.5).jitterSpread(0.0));
+        byte[] window = timeWindow(0, 100);
+        for (int i = 0; i < 100; i++) {
+            store.append(bytes("k" + i), window, bytes("value-" + i), i);
+            if (i % 30 == 29) {
+                store.flush();
+            }
+        }
+        store.flush();
+        List<String> before = storeFiles();
+        for (int i = 0; i < 30; i++) {
+            store.remove(bytes("k" + i), window);
+        }
+        assertThat(store.stats().spaceAmplification()).isLessThan(1.5);
+        store.compact();
+        assertThat(io.transfers()).as("live frames moved with transferTo").isPositive();
+        assertThat(store.stats().compactions()).isEqualTo(1);
+        assertThat(store.stats().deadBytes()).isZero();
+        assertThat(storeFiles()).doesNotContainAnyElementsOf(before).hasSize(2);
+
+        long compactions = store.stats().compactions();
+        for (int i = 30; i < 80; i++) {
+            store.remove(bytes("k" + i), window);
+        }
+        assertThat(store.stats().spaceAmplification()).isGreaterThan(1.5);
+        assertThat(read(store, bytes("k90"), window)).containsExactly("value-90");
+        assertThat(store.stats().compactions())
+                .as("the miss's index scan compacted")
+                .isEqualTo(compactions + 1);
+        assertThat(store.stats().deadBytes()).isZero();
+        assertThat(store.stats().bytesCompactionWritten()).isPositive();
+        for (int i = 0; i < 100; i++) {
+            assertThat(read(store, bytes("k" + i), window))
+                    .isEqualTo(i < 80 ? null : List.of("value-" + i));
+        }
+        assertThat(storeFiles()).hasSize(2);
+    }
+
+    @Test
+    void shouldJitterTheCompactionThresholdPerInstanceNeverAboveTheMsa() throws IOException {
+        java.util.Set<Double> thresholds = new java.util.HashSet<>();
+        for (int seed = 0; seed < 8; seed++) {
+            AurStore s =
+                    AurStore.open(
+                            AurStoreOptions.builder(dir.resolve("j" + seed))
+                                    .maxSpaceAmplification(1.5)
+                                    .jitterSeed(seed)
+                                    .build(),
+                            budget);
+            assertThat(s.compactionThreshold()).isGreaterThan(1.0).isLessThanOrEqualTo(1.5);
+            thresholds.add(s.compactionThreshold());
+            s.close();
+        }
+        assertThat(thresholds).as("instances do not compact in lockstep").hasSizeGreaterThan(1);
+    }
+
+    @Test
+    void shouldFlushWhenTheBudgetRefusesMoreWriteBuffer() throws IOException {
+        MemoryBudget small = new MemoryBudget(400 * 1024);
+        AurStore s = AurStore.open(options().writeBufferLimit(64L << 20).build(), small);
+        try {
+            byte[] window = timeWindow(0, 10);
+            String value = "x".repeat(1000);
+            for (int i = 0; i < 2000; i++) {
+                s.append(bytes("k" + (i % 10)), window, bytes(value), i);
+                assertThat(small.used()).isLessThanOrEqualTo(small.capacity());
+            }
+            assertThat(s.stats().flushes()).as("flushed on budget refusal").isPositive();
+            assertThat(read(s, bytes("k3"), window)).hasSize(200);
+        } finally {
+            s.close();
+        }
+        assertThat(small.used()).isZero();
+    }
+
+    @Test
+    void shouldNotResurrectRemovedWindowsAfterRestore() throws IOException {
+        AurStoreOptions.Builder options = options();
+        open(options);
+        byte[] key = bytes("k");
+        byte[] window = timeWindow(0, 10);
+        store.append(key, window, bytes("old"), 1);
+        store.append(bytes("keep"), window, bytes("kept"), 1);
+        store.flush();
+        store.remove(key, window);
+        store.append(key, window, bytes("new"), 2); // same (key, window) again: a new incarnation
+        store.setTriggerTime(bytes("keep"), window, 1234);
+        SealedStore sealed = store.seal();
+        for (SealedStore.SealedFile file : sealed.files()) {
+            assertThat(Files.size(file.path())).isEqualTo(file.length());
+        }
+        reopen(options, sealed);
+        assertThat(read(store, key, window)).containsExactly("new");
+        assertThat(read(store, bytes("keep"), window)).containsExactly("kept");
+        assertThat(store.triggerTime(bytes("keep"), window)).isEqualTo(1234);
+        store.compact();
+        assertThat(read(store, key, window)).containsExactly("new");
+    }
+
+    @Test
+    void shouldKeepSealedFilesImmutable() throws IOException {
+        open(options());
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("a"), window, bytes("1"), 1);
+        SealedStore sealed = store.seal();
+        store.append(bytes("a"), window, bytes("2"), 2);
+        store.flush();
+        for (SealedStore.SealedFile file : sealed.files()) {
+            assertThat(Files.size(file.path())).isEqualTo(file.length());
+        }
+        assertThat(read(store, bytes("a"), window)).containsExactly("1", "2");
+    }
+
+    @Test
+    void shouldReportACorruptDataFrameWithFileAndOffset() throws IOException {
+        AurStoreOptions.Builder options = options();
+        open(options);
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("k"), window, bytes("some value"), 1);
+        SealedStore sealed = store.seal();
+        Path data = dir.resolve(sealed.files().get(0).path().getFileName());
+        assertThat(data.getFileName().toString()).startsWith("aur-data-");
+        flipByte(data, 32 + 8 + 6);
+        reopen(options, sealed);
+        assertThatThrownBy(() -> read(store, bytes("k"), window))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(data.getFileName().toString())
+                .hasMessageContaining("offset 32")
+                .hasMessageContaining("checksum");
+    }
+
+    @Test
+    void shouldServeARequestedWindowWhenOnlyAPredictedWindowIsCorrupt() throws IOException {
+        AurStoreOptions.Builder options = options().readBatchRatio(1.0);
+        open(options);
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("bad"), window, bytes("corrupted soon"), 1);
+        store.append(bytes("good"), window, bytes("fine"), 1);
+        SealedStore sealed = store.seal();
+        Path data = sealed.files().get(0).path();
+        reopen(options, sealed);
+        // Frames are written in window-creation order: "bad" is the first frame of the log.
+        flipByte(data, 32 + 8 + 6);
+        assertThat(read(store, bytes("good"), window)).containsExactly("fine");
+        assertThatThrownBy(() -> read(store, bytes("bad"), window))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(data.getFileName().toString());
+    }
+
+    @Test
+    void shouldCompactOnFlushWhenWindowsAreRemovedWithoutBeingRead() throws IOException {
+        open(options().maxSpaceAmplification(1.5));
+        byte[] window = timeWindow(0, 10);
+        for (int round = 0; round < 20; round++) {
+            for (int i = 0; i < 20; i++) {
+                store.append(bytes("r" + round + "k" + i), window, bytes("v" + i), i);
+            }
+            store.flush();
+            for (int i = 0; i < 20; i++) {
+                store.remove(bytes("r" + round + "k" + i), window);
+            }
+        }
+        assertThat(store.stats().compactions()).isPositive();
+        assertThat(storeFiles().size()).isLessThanOrEqualTo(3);
+    }
+
+    @Test
+    void shouldRejectACorruptIndexLogOnRestore() throws IOException {
+        AurStoreOptions.Builder options = options();
+        open(options);
+        store.append(bytes("k"), timeWindow(0, 10), bytes("v"), 1);
+        SealedStore sealed = store.seal();
+        Path index =
+                sealed.files().stream()
+                        .map(SealedStore.SealedFile::path)
+                        .filter(p -> p.getFileName().toString().startsWith("aur-index-"))
+                        .findFirst()
+                        .orElseThrow();
+        flipByte(index, 32 + 8 + 3);
+        store.close();
+        store = null;
+        assertThatThrownBy(() -> AurStore.restore(options.build(), budget, sealed.manifest()))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(index.getFileName().toString())
+                .hasMessageContaining("offset 32");
+    }
+
+    @Test
+    void shouldRejectATruncatedDataLogOnRestore() throws IOException {
+        AurStoreOptions.Builder options = options();
+        open(options);
+        store.append(bytes("k"), timeWindow(0, 10), bytes("value"), 1);
+        SealedStore sealed = store.seal();
+        Path data = sealed.files().get(0).path();
+        try (RandomAccessFile file = new RandomAccessFile(data.toFile(), "rw")) {
+            file.setLength(file.length() - 3);
+        }
+        store.close();
+        store = null;
+        assertThatThrownBy(() -> AurStore.restore(options.build(), budget, sealed.manifest()))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(data.getFileName().toString())
+                .hasMessageContaining("truncated");
+    }
+
+    @Test
+    void shouldRejectACorruptManifest() throws IOException {
+        AurStoreOptions.Builder options = options();
+        open(options);
+        store.append(bytes("k"), timeWindow(0, 10), bytes("value"), 1);
+        SealedStore sealed = store.seal();
+        flipByte(sealed.manifest(), 32 + 8 + 2);
+        store.close();
+        store = null;
+        assertThatThrownBy(() -> AurStore.restore(options.build(), budget, sealed.manifest()))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(sealed.manifest().getFileName().toString());
+    }
+
+    @Test
+    void shouldLoseNothingAcknowledgedWhenAFlushFailsAndSucceedOnRetry() throws IOException {
+        AurStoreOptions.Builder options = options().writeBufferLimit(1 << 20);
+        open(options);
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("a"), window, bytes("1"), 1);
+        store.flush();
+        for (int i = 0; i < 200; i++) {
+            store.append(bytes("k" + (i % 20)), window, bytes("v" + i), i);
+        }
+        io.failAfterWrites(1);
+        assertThatThrownBy(store::flush)
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("aur-");
+        io.failWrites(false);
+        assertThat(read(store, bytes("k3"), window)).contains("v3", "v183").hasSize(10);
+        store.flush();
+        store.append(bytes("a"), window, bytes("2"), 2);
+        SealedStore sealed = store.seal();
+        reopen(options, sealed);
+        assertThat(read(store, bytes("a"), window)).containsExactly("1", "2");
+        for (int k = 0; k < 20; k++) {
+            List<String> expected = new ArrayList<>();
+            for (int i = k; i < 200; i += 20) {
+                expected.add("v" + i);
+            }
+            assertThat(read(store, bytes("k" + k), window)).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void shouldLoseNothingWhenACompactionFailsAndSucceedOnRetry() throws IOException {
+        open(options().maxSpaceAmplification(1000));
+        byte[] window = timeWindow(0, 10);
+        for (int i = 0; i < 50; i++) {
+            store.append(bytes("k" + i), window, bytes("v" + i), i);
+        }
+        store.flush();
+        for (int i = 0; i < 25; i++) {
+            store.remove(bytes("k" + i), window);
+        }
+        store.append(bytes("k30"), window, bytes("buffered"), 30);
+        List<String> before = storeFiles();
+        io.failAfterWrites(3);
+        assertThatThrownBy(store::compact).isInstanceOf(IOException.class);
+        io.failWrites(false);
+        assertThat(storeFiles()).as("a failed compaction leaves no files").isEqualTo(before);
+        for (int i = 25; i < 50; i++) {
+            assertThat(read(store, bytes("k" + i), window))
+                    .isEqualTo(i == 30 ? List.of("v30", "buffered") : List.of("v" + i));
+        }
+        store.compact();
+        assertThat(storeFiles()).doesNotContainAnyElementsOf(before);
+        assertThat(store.stats().deadBytes()).isZero();
+        for (int i = 0; i < 50; i++) {
+            assertThat(read(store, bytes("k" + i), window))
+                    .isEqualTo(
+                            i < 25
+                                    ? null
+                                    : i == 30 ? List.of("v30", "buffered") : List.of("v" + i));
+        }
+    }
+
+    @Test
+    void shouldBoundThePrefetchBufferAndStreamWindowsLargerThanIt() throws IOException {
+        long limit = 600;
+        open(options().readBatchRatio(1.0).prefetchBufferLimit(limit));
+        byte[] window = timeWindow(0, 10);
+        for (int i = 0; i < 30; i++) {
+            store.append(bytes("k" + i), window, bytes("v".repeat(20) + i), i);
+        }
+        List<String> big = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            big.add("big" + i);
+            store.append(bytes("big"), window, bytes("big" + i), i);
+        }
+        store.flush();
+        assertThat(read(store, bytes("big"), window)).isEqualTo(big);
+        assertThat(store.prefetchBufferBytes()).isLessThanOrEqualTo(limit);
+        for (int i = 0; i < 30; i++) {
+            assertThat(read(store, bytes("k" + i), window)).containsExactly("v".repeat(20) + i);
+            assertThat(store.prefetchBufferBytes()).isLessThanOrEqualTo(limit);
+        }
+        assertThat(store.stats().prefetchHits()).as("smaller batches still hit").isPositive();
+        assertThat(store.memoryUsed()).isPositive();
+    }
+
+    @Test
+    void shouldVisitEveryLiveValueWithForEach() throws IOException {
+        open(options());
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("a"), window, bytes("1"), 1);
+        store.append(bytes("b"), window, bytes("x"), 1);
+        store.flush();
+        store.remove(bytes("b"), window);
+        store.append(bytes("a"), window, bytes("2"), 2);
+        List<String> seen = new ArrayList<>();
+        store.forEach(
+                (key, w, buf, off, len) ->
+                        seen.add(new String(key) + "=" + new String(buf, off, len)));
+        assertThat(seen).containsExactly("a=1", "a=2");
+    }
+
+    @Test
+    void shouldFailUseAfterClose() throws IOException {
+        open(options());
+        store.close();
+        assertThatThrownBy(() -> store.append(bytes("k"), new byte[0], bytes("v"), 1))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        store = null;
+    }
+
+    private static void flipByte(Path file, long offset) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.seek(offset);
+            int b = f.read();
+            f.seek(offset);
+            f.write(b ^ 0x5A);
+        }
+    }
+}

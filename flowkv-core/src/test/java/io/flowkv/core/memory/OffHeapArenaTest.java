@@ -1,0 +1,109 @@
+package io.flowkv.core.memory;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class OffHeapArenaTest {
+
+    @Test
+    void shouldKeepRecordsAtTheirPositionsAcrossChunks() {
+        MemoryBudget budget = new MemoryBudget(1 << 20);
+        try (OffHeapArena arena = new OffHeapArena(budget, 256)) {
+            long[] positions = new long[100];
+            for (int i = 0; i < positions.length; i++) {
+                positions[i] = arena.tryAllocate(24);
+                arena.putLong(positions[i], 0, i);
+                arena.putInt(positions[i], 8, -i);
+                arena.putBytes(positions[i], 12, new byte[] {(byte) i, 1, 2, 3}, 0, 4);
+            }
+            for (int i = 0; i < positions.length; i++) {
+                assertThat(arena.getLong(positions[i], 0)).isEqualTo(i);
+                assertThat(arena.getInt(positions[i], 8)).isEqualTo(-i);
+                assertThat(
+                                arena.equalsBytes(
+                                        positions[i], 12, new byte[] {(byte) i, 1, 2, 3}, 0, 4))
+                        .isTrue();
+            }
+            assertThat(arena.usedBytes()).isEqualTo(2400);
+            assertThat(budget.used()).isEqualTo(arena.reservedBytes());
+        }
+        assertThat(budget.used()).isZero();
+    }
+
+    @Test
+    void shouldRefuseWhenTheBudgetIsExhaustedAndRecoverAfterReset() {
+        MemoryBudget budget = new MemoryBudget(1024);
+        try (OffHeapArena arena = new OffHeapArena(budget, 512)) {
+            assertThat(arena.tryAllocate(400)).isNotEqualTo(OffHeapArena.NO_SPACE);
+            assertThat(arena.tryAllocate(400)).isNotEqualTo(OffHeapArena.NO_SPACE);
+            assertThat(arena.tryAllocate(400)).isEqualTo(OffHeapArena.NO_SPACE);
+            assertThat(budget.used()).isEqualTo(1024);
+
+            arena.reset();
+            assertThat(budget.used()).isEqualTo(512);
+            assertThat(arena.tryAllocate(400)).isEqualTo(OffHeapArena.pack(0, 0));
+        }
+        assertThat(budget.used()).isZero();
+    }
+
+    @Test
+    void shouldGiveOversizedRecordsAChunkOfTheirOwn() {
+        MemoryBudget budget = new MemoryBudget(1 << 20);
+        try (OffHeapArena arena = new OffHeapArena(budget, 128)) {
+            long small = arena.tryAllocate(8);
+            long big = arena.tryAllocate(1000);
+            arena.putLong(small, 0, 42);
+            arena.putLong(big, 992, 7);
+            assertThat(arena.chunk(big).capacity()).isEqualTo(1000);
+            assertThat(arena.getLong(small, 0)).isEqualTo(42);
+            assertThat(arena.getLong(big, 992)).isEqualTo(7);
+        }
+        assertThat(budget.used()).isZero();
+    }
+
+    @Test
+    void shouldCheckBoundsWithIndexLengthAndCapacity() {
+        MemoryBudget budget = new MemoryBudget(1024);
+        try (OffHeapBuffer buffer = OffHeapBuffer.allocate(budget, 64, "test")) {
+            assertThatThrownBy(() -> buffer.putLong(60, 1))
+                    .isInstanceOf(IndexOutOfBoundsException.class)
+                    .hasMessage("index=60 length=8 capacity=64");
+        }
+    }
+
+    @Test
+    void shouldRejectAllocationsBeyondTheBudgetNamingThePurpose() {
+        MemoryBudget budget = new MemoryBudget(100);
+        assertThatThrownBy(() -> OffHeapBuffer.allocate(budget, 200, "write buffer"))
+                .isInstanceOf(MemoryBudgetExceededException.class)
+                .hasMessageContaining("write buffer")
+                .hasMessageContaining("requested=200");
+        assertThat(budget.used()).isZero();
+        assertThatThrownBy(() -> new MemoryBudget(0))
+                .hasMessageContaining("memory budget (bytes) must be > 0")
+                .hasMessageContaining("was 0");
+    }
+
+    @Test
+    void shouldMoveBytesThroughAnIoBuffer() {
+        MemoryBudget budget = new MemoryBudget(1 << 16);
+        try (OffHeapBuffer a = OffHeapBuffer.allocate(budget, 100, "a");
+                OffHeapBuffer b = OffHeapBuffer.allocate(budget, 100, "b");
+                IoBuffer io = IoBuffer.allocate(budget, 128, "io")) {
+            byte[] data = new byte[100];
+            for (int i = 0; i < data.length; i++) {
+                data[i] = (byte) (i * 7);
+            }
+            a.putBytes(0, data, 0, 100);
+            a.copyTo(10, io, 50);
+            io.buffer().flip();
+            b.copyFrom(io, 0, 50);
+            byte[] out = new byte[50];
+            b.getBytes(0, out, 0, 50);
+            assertThat(out).containsExactly(java.util.Arrays.copyOfRange(data, 10, 60));
+        }
+        assertThat(budget.used()).isZero();
+    }
+}
