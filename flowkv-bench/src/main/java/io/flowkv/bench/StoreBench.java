@@ -1,7 +1,5 @@
 package io.flowkv.bench;
 
-import io.flowkv.core.StoreStats;
-
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -96,7 +94,7 @@ public final class StoreBench {
         Trace trace = trace();
         List<Backend> runnable = new ArrayList<>();
         for (Backend b : backends) {
-            if (Targets.available(b)) {
+            if (Targets.available(b, pattern)) {
                 runnable.add(b);
             } else {
                 out.println("  " + b.id() + ": not available in this build, skipped");
@@ -180,7 +178,7 @@ public final class StoreBench {
         if (pattern != Pattern.AUR) {
             throw new IllegalArgumentException("--sweep is for --pattern aur, was " + pattern.id());
         }
-        if (!Targets.available(Backend.FLOWKV)) {
+        if (!Targets.available(Backend.FLOWKV, pattern)) {
             throw new IllegalStateException("--sweep needs the FlowKV AUR store in this build");
         }
         Trace trace = trace();
@@ -235,16 +233,11 @@ public final class StoreBench {
     }
 
     static double hitRatio(TraceRunner.Result r) {
-        StoreStats s = r == null ? null : r.stats();
-        return s == null ? Double.NaN : s.hitRatio();
+        return r == null ? Double.NaN : r.hitRatio();
     }
 
-    /** Bytes the store read from disk over value bytes it handed to readers. */
     static double readAmplification(TraceRunner.Result r) {
-        StoreStats s = r == null ? null : r.stats();
-        return s == null || r.bytesRead() == 0
-                ? Double.NaN
-                : (double) s.bytesRead() / r.bytesRead();
+        return r == null ? Double.NaN : r.readAmplification();
     }
 
     private static double median(double[] sorted) {

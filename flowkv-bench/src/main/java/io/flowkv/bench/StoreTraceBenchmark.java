@@ -64,7 +64,7 @@ public class StoreTraceBenchmark {
     @Setup(Level.Trial)
     public void generate() throws IOException {
         Backend b = Backend.parse(backend);
-        if (!Targets.available(b)) {
+        if (!Targets.available(b, Pattern.parse(pattern))) {
             throw new IllegalStateException(b.id() + " is not available in this build");
         }
         trace =

@@ -31,6 +31,16 @@ public interface StoreUnderTest extends AutoCloseable {
     /** Bytes the store holds on disk now. */
     long diskBytes() throws IOException;
 
+    /** Share of reads served from prefetched data (FlowKV AUR), else NaN. */
+    default double hitRatio() {
+        return Double.NaN;
+    }
+
+    /** Bytes read from disk over value bytes returned from disk (FlowKV AUR), else NaN. */
+    default double readAmplification() {
+        return Double.NaN;
+    }
+
     /** The store's own counters, or null if it keeps none. */
     default StoreStats stats() {
         return null;

@@ -15,7 +15,7 @@ public final class Targets {
         };
     }
 
-    public static boolean available(Backend backend) {
-        return backend != Backend.FLOWKV || FlowKvTargets.AVAILABLE;
+    public static boolean available(Backend backend, Pattern pattern) {
+        return backend != Backend.FLOWKV || FlowKvTargets.available(pattern);
     }
 }

@@ -53,6 +53,8 @@ public final class TraceRunner {
             long valuesRead,
             long bytesRead,
             long peakDiskBytes,
+            double hitRatio,
+            double readAmplification,
             StoreStats stats) {
 
         public double opsPerSecond() {
@@ -115,6 +117,8 @@ public final class TraceRunner {
                 valuesRead,
                 bytesRead,
                 peakDisk,
+                target.hitRatio(),
+                target.readAmplification(),
                 target.stats());
     }
 
