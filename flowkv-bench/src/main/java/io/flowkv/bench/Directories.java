@@ -1,10 +1,11 @@
 package io.flowkv.bench;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
@@ -12,23 +13,22 @@ import java.util.stream.Stream;
 final class Directories {
     private Directories() {}
 
+    /** Sum of file sizes under {@code dir}; files a background compaction deletes count 0. */
     static long sizeOf(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return 0;
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            return files.filter(Files::isRegularFile).mapToLong(Directories::sizeOrZero).sum();
-        }
-    }
-
-    private static long sizeOrZero(Path file) {
-        try {
-            return Files.size(file);
+        long total = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                try {
+                    BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+                    total += a.isDirectory() ? sizeOf(p) : a.size();
+                } catch (NoSuchFileException e) {
+                    // deleted while we listed it
+                }
+            }
         } catch (NoSuchFileException e) {
-            return 0; // deleted by a background compaction while we walked
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            return total;
         }
+        return total;
     }
 
     static void deleteRecursively(Path dir) throws IOException {
