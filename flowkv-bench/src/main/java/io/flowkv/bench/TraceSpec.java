@@ -75,16 +75,31 @@ public record TraceSpec(
                     new TraceSpec(
                             pattern,
                             pick(scale, 300, 100_000, 100_000),
-                            pick(scale, 8_000, 250_000, 3_000_000),
+                            pick(scale, 8_000, 600_000, 4_000_000),
                             pick(scale, 200, 20_000, 20_000),
                             1,
                             1,
                             100,
                             0.8,
-                            pick(scale, 3, 2, 3),
+                            pick(scale, 3, 2, 2),
                             pick(scale, 50, 200, 200),
                             seed);
         };
+    }
+
+    public TraceSpec withEvents(int n) {
+        return new TraceSpec(
+                pattern,
+                keys,
+                n,
+                windowLength,
+                windowsPerEvent,
+                eventsPerWindow,
+                valueLength,
+                zipfExponent,
+                activityEpochs,
+                watermarkInterval,
+                seed);
     }
 
     private static int pick(int scale, int tiny, int quick, int full) {
