@@ -9,9 +9,11 @@ import io.flowkv.core.rmw.RmwStoreOptions;
 import java.io.IOException;
 
 /**
- * The FlowKV RMW store. A quarter of the budget may be write buffer; the hash index (which grows
- * with the live entries) and I/O buffers take the rest, all charged to the same {@link
- * MemoryBudget}.
+ * The FlowKV RMW store. An eighth of the budget may be write buffer; the rest is left to the hash
+ * index, which holds every live entry (16-byte slots at load factor 0.6, and old plus new table
+ * while it doubles), and to I/O buffers, all charged to the same {@link MemoryBudget}. The store
+ * refuses to grow its index past the budget, so an RMW trace must keep its live entries within it:
+ * roughly budget / 50 bytes.
  */
 final class FlowKvRmwTarget implements StoreUnderTest {
     private final MemoryBudget budget;
@@ -23,7 +25,7 @@ final class FlowKvRmwTarget implements StoreUnderTest {
         this.budget = new MemoryBudget(config.memoryBudget());
         RmwStoreOptions.Builder options =
                 RmwStoreOptions.builder(config.directory())
-                        .writeBufferBytes(config.memoryBudget() / 4)
+                        .writeBufferBytes(config.memoryBudget() / 8)
                         .jitterSeed(1);
         if (!Double.isNaN(config.maxSpaceAmplification())) {
             options.maxSpaceAmplification(config.maxSpaceAmplification());

@@ -61,11 +61,11 @@ public record TraceSpec(
             case RMW ->
                     new TraceSpec(
                             pattern,
-                            pick(scale, 500, 150_000, 1_000_000),
-                            pick(scale, 6_000, 100_000, 600_000),
+                            pick(scale, 500, 30_000, 1_000_000),
+                            pick(scale, 6_000, 100_000, 420_000),
                             60_000,
                             4,
-                            pick(scale, 1_000, 25_000, 150_000),
+                            pick(scale, 1_000, 20_000, 60_000),
                             0,
                             0,
                             1,
