@@ -48,7 +48,7 @@ public class StoreOpsBenchmark {
     @Param({"quick"})
     public String size;
 
-    @Param({"32"})
+    @Param({"16"})
     public int budgetMb;
 
     private Trace trace;

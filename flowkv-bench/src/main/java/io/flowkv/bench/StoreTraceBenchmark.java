@@ -44,7 +44,7 @@ public class StoreTraceBenchmark {
     @Param({"quick"})
     public String size;
 
-    @Param({"32"})
+    @Param({"16"})
     public int budgetMb;
 
     private Trace trace;
