@@ -1,0 +1,108 @@
+package io.flowkv.core.aar;
+
+import io.flowkv.core.log.LogFileHeader;
+import io.flowkv.core.log.LogWriter;
+
+import java.util.Arrays;
+
+/**
+ * Everything the store knows about one (window, partition): its chain of buffered records, its
+ * segment files (the last one open for appends until the next seal) and, while it is being read,
+ * its loaded view. The partition's content is always "segments in order, then the chain".
+ */
+final class AarPartition {
+    final AarWindow window;
+    final int index;
+
+    long chainHead = AarRecordDescriptor.NO_RECORD;
+    long chainTail = AarRecordDescriptor.NO_RECORD;
+
+    /** Buffered APPEND records not yet killed by a remove. */
+    int bufferedAppends;
+
+    /** Log bytes of those records. */
+    long bufferedAppendBytes;
+
+    /** Log bytes of buffered REMOVE records. */
+    long bufferedRemoveBytes;
+
+    private long[] fileIds = new long[1];
+    private long[] lengths = new long[1];
+    private int segments;
+
+    /** Writer of the last segment, or null when it is sealed (or none exists). */
+    LogWriter writer;
+
+    /** Log bytes in the segments of values still live / of removed values and REMOVE records. */
+    long fileLiveBytes;
+
+    long fileDeadBytes;
+
+    LoadedPartition loaded;
+
+    AarPartition(AarWindow window, int index) {
+        this.window = window;
+        this.index = index;
+    }
+
+    boolean hasChain() {
+        return chainHead != AarRecordDescriptor.NO_RECORD;
+    }
+
+    void detachChain() {
+        chainHead = AarRecordDescriptor.NO_RECORD;
+        chainTail = AarRecordDescriptor.NO_RECORD;
+        bufferedAppends = 0;
+        bufferedAppendBytes = 0;
+        bufferedRemoveBytes = 0;
+    }
+
+    boolean hasSegments() {
+        return segments > 0;
+    }
+
+    int segmentCount() {
+        return segments;
+    }
+
+    long fileId(int segment) {
+        return fileIds[segment];
+    }
+
+    long length(int segment) {
+        return lengths[segment];
+    }
+
+    long totalSegmentBytes() {
+        long sum = 0;
+        for (int i = 0; i < segments; i++) {
+            sum += lengths[i] - LogFileHeader.LENGTH;
+        }
+        return sum;
+    }
+
+    void addSegment(long fileId, long length) {
+        if (segments == fileIds.length) {
+            fileIds = Arrays.copyOf(fileIds, segments * 2);
+            lengths = Arrays.copyOf(lengths, segments * 2);
+        }
+        fileIds[segments] = fileId;
+        lengths[segments] = length;
+        segments++;
+    }
+
+    void setLastLength(long length) {
+        lengths[segments - 1] = length;
+    }
+
+    void clearSegments() {
+        segments = 0;
+        fileLiveBytes = 0;
+        fileDeadBytes = 0;
+    }
+
+    /** Nothing live here: no segment holds a live value and no buffered append is live. */
+    boolean isEmpty() {
+        return segments == 0 && bufferedAppends == 0;
+    }
+}

@@ -1,0 +1,531 @@
+package io.flowkv.core.aar;
+
+import io.flowkv.core.Checks;
+import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.Jitter;
+import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
+import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.index.Hashing;
+import io.flowkv.core.log.FileIo;
+import io.flowkv.core.log.FrameDescriptor;
+import io.flowkv.core.log.ManifestFile;
+import io.flowkv.core.memory.IoBuffer;
+import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.core.memory.MemoryBudgetExceededException;
+import io.flowkv.core.memory.OffHeapArena;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The Append and Aligned Read store (FlowKV paper §4.1): list state of windows that fire for all
+ * keys at once (tumbling, sliding).
+ *
+ * <p>Appends go to a write buffer hashed by window; a flush appends each (window, partition) chain
+ * to that window partition's own segment file, as frames of records. A window is read one partition
+ * at a time: the first {@link #get} of a partition replays its segments into memory organised by
+ * key, and the following keys of the firing window are served from there ({@link PartitionLoader}).
+ * Values still buffered are returned after the flushed ones.
+ *
+ * <p>Flink reads a fired window key by key and clears it later, possibly after late elements fired
+ * it again, so reads never delete. {@link #remove} clears one key: buffered values are dropped and,
+ * if the key has flushed values, a REMOVE record is logged after them. When no key of a partition
+ * is left its files are deleted, and when no partition of a window holds anything the window is
+ * gone. There is no compaction: space comes back by deleting files whole.
+ *
+ * <p>Single writer thread; no locks.
+ */
+public final class AarStore implements AutoCloseable {
+    private static final String MANIFEST_SUFFIX = ".manifest";
+
+    /**
+     * Buffered appends of a partition above which a read flushes them first: reading a fired window
+     * key by key would otherwise scan the chain once per key.
+     */
+    static final int READ_FLUSH_THRESHOLD = 64;
+
+    private final AarStoreOptions options;
+    private final MemoryBudget budget;
+    private final FileIo io;
+    private final Jitter jitter;
+    private final StoreStats stats = new StoreStats();
+    private final WindowTable windows;
+    private final WriteBuffer buffer;
+    private final IoBuffer staging;
+    private final SegmentFiles files;
+    private final PartitionLoader loader;
+    private final int frameTarget;
+    private final long readBufferBytes;
+    private long flushLimit;
+    private long manifestSequence;
+    private Path ownManifest;
+    private boolean closed;
+
+    private AarStore(AarStoreOptions options, MemoryBudget budget, long nextFileId) {
+        this.options = options;
+        this.budget = budget;
+        this.io = options.fileIo();
+        this.jitter = options.newJitter();
+        this.flushLimit = jitter.scale(options.writeBufferBytes());
+        this.frameTarget = options.ioBufferBytes() - FrameDescriptor.HEADER_LENGTH;
+        // The frame scanner's heap buffer is as large as the staging buffer; charge it once here.
+        this.readBufferBytes = options.ioBufferBytes();
+        budget.reserve(readBufferBytes, "AAR read buffer");
+        WindowTable table = null;
+        IoBuffer stagingBuffer = null;
+        try {
+            table = new WindowTable(budget, options.partitions());
+            stagingBuffer =
+                    IoBuffer.allocate(budget, options.ioBufferBytes(), "AAR staging buffer");
+        } catch (RuntimeException e) {
+            if (table != null) {
+                table.release();
+            }
+            budget.release(readBufferBytes);
+            throw e;
+        }
+        this.windows = table;
+        this.staging = stagingBuffer;
+        this.buffer =
+                new WriteBuffer(
+                        budget, arenaChunkSize(options.writeBufferBytes(), budget.capacity()));
+        this.files = new SegmentFiles(this.io, options.directory(), staging, nextFileId);
+        this.loader =
+                new PartitionLoader(
+                        budget,
+                        this.io,
+                        files,
+                        buffer,
+                        options.ioBufferBytes(),
+                        stats,
+                        new PartitionLoader.Pressure() {
+                            @Override
+                            public boolean relieve(AarPartition keep) throws IOException {
+                                return AarStore.this.relieve(keep);
+                            }
+
+                            @Override
+                            public long writeBufferHeadroom() {
+                                return Math.max(0, flushLimit - buffer.reservedBytes());
+                            }
+                        });
+    }
+
+    /**
+     * Chunks small enough that neither a small write buffer nor a small budget is one chunk, large
+     * enough to make chunk allocation rare.
+     */
+    private static int arenaChunkSize(long writeBufferBytes, long budgetBytes) {
+        long size = Math.min(writeBufferBytes / 8, budgetBytes / 32);
+        return (int) Math.max(256, Math.min(1 << 20, size));
+    }
+
+    /** A new, empty store in {@code options.directory()}, which must hold no AAR files. */
+    public static AarStore open(AarStoreOptions options, MemoryBudget budget) throws IOException {
+        Checks.checkNotNull("options", options);
+        Checks.checkNotNull("budget", budget);
+        Path dir = options.directory();
+        Files.createDirectories(dir);
+        try (Stream<Path> entries = Files.list(dir)) {
+            List<Path> ours =
+                    entries.filter(f -> f.getFileName().toString().startsWith(SegmentFiles.PREFIX))
+                            .limit(3)
+                            .toList();
+            if (!ours.isEmpty()) {
+                throw new IOException(
+                        "Directory " + dir + " already holds AAR store files, e.g. " + ours);
+            }
+        }
+        return new AarStore(options, budget, 0);
+    }
+
+    /**
+     * Reopens a sealed store from {@code manifest}, its segment files in {@code
+     * options.directory()}. Every frame of every segment is checked before this returns.
+     */
+    public static AarStore restore(AarStoreOptions options, MemoryBudget budget, Path manifest)
+            throws IOException {
+        Checks.checkNotNull("options", options);
+        Checks.checkNotNull("budget", budget);
+        Checks.checkNotNull("manifest", manifest);
+        byte[] payload = ManifestFile.read(options.fileIo(), manifest);
+        AarStore store = new AarStore(options, budget, 0);
+        try {
+            store.restoreFrom(payload, manifest);
+            return store;
+        } catch (IOException | RuntimeException e) {
+            store.closeAfterFailure(e);
+            throw e;
+        }
+    }
+
+    private void restoreFrom(byte[] payload, Path manifest) throws IOException {
+        AarManifest m = AarManifest.decode(payload, manifest, options.partitions(), windows);
+        manifestSequence = m.sequence;
+        files.resetNextFileId(m.nextFileId);
+        for (AarWindow w : windows.windows()) {
+            for (int i = 0; i < w.partitionCount(); i++) {
+                AarPartition p = w.partition(i);
+                for (int s = 0; s < p.segmentCount(); s++) {
+                    loader.verify(p.fileId(s), p.length(s));
+                }
+                stats.addLiveBytes(p.fileLiveBytes);
+                stats.addDeadBytes(p.fileDeadBytes);
+            }
+        }
+    }
+
+    /** Adds {@code value} to the list of {@code key} in {@code window}. */
+    public void append(byte[] key, byte[] window, byte[] value) throws IOException {
+        checkOpen();
+        Checks.checkNotNull("key", key);
+        Checks.checkNotNull("window", window);
+        Checks.checkNotNull("value", value);
+        long recordLength =
+                (long) AarRecordDescriptor.LOG_HEADER_LENGTH + key.length + value.length;
+        if (recordLength > FrameDescriptor.MAX_PAYLOAD) {
+            throw new IllegalArgumentException(
+                    "key + value must be at most "
+                            + (FrameDescriptor.MAX_PAYLOAD - AarRecordDescriptor.LOG_HEADER_LENGTH)
+                            + " bytes, was "
+                            + (key.length + (long) value.length));
+        }
+        // Flush before touching anything: if the flush fails, this append did not happen.
+        if (buffer.usedBytes() >= flushLimit) {
+            flush();
+        }
+        AarWindow w = windowFor(window);
+        long hash = Hashing.hash64(key);
+        AarPartition p = partition(w, hash);
+        try {
+            while (buffer.tryAppend(p, AarRecordDescriptor.APPEND, hash, key, value)
+                    == OffHeapArena.NO_SPACE) {
+                if (!relieve(null)) {
+                    throw new MemoryBudgetExceededException(
+                            "AAR write buffer",
+                            AarRecordDescriptor.bufferedRecordLength(key.length, value.length),
+                            budget.available(),
+                            budget.capacity());
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            if (w.isEmpty()) {
+                windows.remove(w);
+            }
+            throw e;
+        }
+        stats.addAppended(key.length + (long) value.length);
+        stats.addLiveBytes(recordLength);
+    }
+
+    private AarWindow windowFor(byte[] window) throws IOException {
+        while (true) {
+            try {
+                return windows.getOrCreate(window);
+            } catch (MemoryBudgetExceededException e) {
+                // The window table grows rarely; loaded partitions may hold the budget just then.
+                if (!relieve(null)) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * Passes the values of {@code key} in {@code window} to {@code consumer} in append order;
+     * returns false if there are none. Does not remove anything.
+     */
+    public boolean get(byte[] key, byte[] window, ValueConsumer consumer) throws IOException {
+        checkOpen();
+        Checks.checkNotNull("key", key);
+        Checks.checkNotNull("consumer", consumer);
+        AarWindow w = windows.find(Checks.checkNotNull("window", window));
+        if (w == null) {
+            return false;
+        }
+        long hash = Hashing.hash64(key);
+        AarPartition p = partition(w, hash);
+        if (p.bufferedAppends > READ_FLUSH_THRESHOLD) {
+            // Every key of the firing window will be read: index the chain once through the log
+            // instead of scanning it once per key.
+            flushChain(p);
+        }
+        boolean found = false;
+        if (p.hasSegments()) {
+            found = loader.load(p).emit(hash, key, consumer);
+        }
+        return buffer.emit(p, hash, key, consumer) | found;
+    }
+
+    /**
+     * Clears the list of {@code key} in {@code window}. Values appended later form a new list.
+     * Deletes the window partition's files once none of its keys is left.
+     */
+    public void remove(byte[] key, byte[] window) throws IOException {
+        checkOpen();
+        Checks.checkNotNull("key", key);
+        AarWindow w = windows.find(Checks.checkNotNull("window", window));
+        if (w == null) {
+            return;
+        }
+        if (buffer.usedBytes() >= flushLimit) {
+            flush();
+        }
+        long hash = Hashing.hash64(key);
+        AarPartition p = partition(w, hash);
+        LoadedPartition view;
+        // Log the REMOVE first: it is the only step that can fail, and a flush it may need must
+        // not run between the steps below (it would move the key's buffered values to the log).
+        while (true) {
+            view = p.hasSegments() ? loader.load(p) : null;
+            boolean logRemove = view != null && view.hasValues(hash, key) && view.liveKeys() > 1;
+            if (!logRemove
+                    || buffer.tryAppend(p, AarRecordDescriptor.REMOVE, hash, key, null)
+                            != OffHeapArena.NO_SPACE) {
+                break;
+            }
+            if (!relieve(p)) {
+                throw new MemoryBudgetExceededException(
+                        "AAR remove record",
+                        AarRecordDescriptor.bufferedRecordLength(key.length, 0),
+                        budget.available(),
+                        budget.capacity());
+            }
+        }
+        stats.addLiveBytes(-buffer.killAppends(p, hash, key));
+        if (view != null) {
+            long bytes = view.clear(hash, key);
+            p.fileLiveBytes -= bytes;
+            p.fileDeadBytes += bytes;
+            stats.addLiveBytes(-bytes);
+            stats.addDeadBytes(bytes);
+            if (view.liveKeys() == 0) {
+                deleteSegments(p);
+            }
+        }
+        if (w.isEmpty()) {
+            dropWindow(w);
+        }
+    }
+
+    /** Deletes the whole window: its files and buffered records. */
+    public void removeWindow(byte[] window) throws IOException {
+        checkOpen();
+        AarWindow w = windows.find(Checks.checkNotNull("window", window));
+        if (w != null) {
+            dropWindow(w);
+        }
+    }
+
+    private void dropWindow(AarWindow w) throws IOException {
+        windows.remove(w);
+        IOException failure = null;
+        for (int i = 0; i < w.partitionCount(); i++) {
+            AarPartition p = w.partition(i);
+            stats.addLiveBytes(-p.bufferedAppendBytes);
+            p.detachChain();
+            try {
+                deleteSegments(p);
+            } catch (IOException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private void deleteSegments(AarPartition p) throws IOException {
+        loader.drop(p);
+        stats.addLiveBytes(-p.fileLiveBytes);
+        stats.addDeadBytes(-p.fileDeadBytes);
+        buffer.killRemoves(p);
+        files.deleteSegments(p);
+    }
+
+    /**
+     * Appends every buffered chain to its window partition's segment. If a write fails, the chains
+     * not yet written stay buffered and the failing segment is rolled back: a later flush retries.
+     */
+    public void flush() throws IOException {
+        checkOpen();
+        if (buffer.usedBytes() == 0) {
+            return;
+        }
+        long written = 0;
+        try {
+            for (AarWindow w : windows.windows()) {
+                for (int i = 0; i < w.partitionCount(); i++) {
+                    AarPartition p = w.partition(i);
+                    if (p.hasChain()) {
+                        written += moveChainToLog(p);
+                    }
+                }
+            }
+            buffer.reset();
+            flushLimit = jitter.scale(options.writeBufferBytes());
+        } finally {
+            if (written > 0) {
+                stats.addFlushed(written);
+            }
+        }
+    }
+
+    /** Flushes one partition's chain (its records stay in the arena as garbage until a reset). */
+    private void flushChain(AarPartition p) throws IOException {
+        long written = moveChainToLog(p);
+        if (written > 0) {
+            stats.addFlushed(written);
+        }
+    }
+
+    private long moveChainToLog(AarPartition p) throws IOException {
+        long written = files.appendChain(p, buffer, frameTarget);
+        p.fileLiveBytes += p.bufferedAppendBytes;
+        p.fileDeadBytes += p.bufferedRemoveBytes;
+        stats.addDeadBytes(p.bufferedRemoveBytes);
+        p.detachChain();
+        return written;
+    }
+
+    /** Frees memory for an allocation that the budget refused: flush, then evict loaded data. */
+    private boolean relieve(AarPartition keep) throws IOException {
+        if (buffer.usedBytes() > 0) {
+            flush();
+            return true;
+        }
+        return loader.evictOne(keep);
+    }
+
+    /** Visits every live value, flushed and buffered (for snapshots). */
+    public void forEach(EntryVisitor visitor) throws IOException {
+        checkOpen();
+        Checks.checkNotNull("visitor", visitor);
+        for (AarWindow w : windows.windows()) {
+            for (int i = 0; i < w.partitionCount(); i++) {
+                AarPartition p = w.partition(i);
+                if (p.hasSegments()) {
+                    loader.load(p).forEach(w.bytes, visitor);
+                }
+                buffer.forEachLive(p, w.bytes, visitor);
+            }
+        }
+    }
+
+    /**
+     * Flushes, syncs and closes every open segment (later appends go to new ones, so the listed
+     * files stay immutable) and writes a manifest naming them. The store stays usable.
+     */
+    public SealedStore seal() throws IOException {
+        checkOpen();
+        flush();
+        List<AarWindow> live = windows.windows();
+        List<SealedStore.SealedFile> sealed = new ArrayList<>();
+        for (AarWindow w : live) {
+            for (int i = 0; i < w.partitionCount(); i++) {
+                AarPartition p = w.partition(i);
+                files.seal(p);
+                for (int s = 0; s < p.segmentCount(); s++) {
+                    sealed.add(new SealedStore.SealedFile(files.path(p.fileId(s)), p.length(s)));
+                }
+            }
+        }
+        long sequence = manifestSequence + 1;
+        byte[] payload =
+                AarManifest.encode(sequence, files.nextFileId(), options.partitions(), live);
+        Path manifest =
+                options.directory().resolve(SegmentFiles.PREFIX + sequence + MANIFEST_SUFFIX);
+        ManifestFile.write(io, manifest, sequence, payload);
+        manifestSequence = sequence;
+        // The previous manifest was handed out by the previous seal; its caller has taken its copy.
+        if (ownManifest != null && !ownManifest.equals(manifest)) {
+            io.delete(ownManifest);
+        }
+        ownManifest = manifest;
+        return new SealedStore(manifest, sealed);
+    }
+
+    public StoreStats stats() {
+        return stats;
+    }
+
+    /** Bytes this store holds from its budget. */
+    public long memoryUsed() {
+        return buffer.reservedBytes()
+                + loader.memoryBytes()
+                + staging.capacity()
+                + readBufferBytes
+                + windows.memoryBytes();
+    }
+
+    /** Windows with any live or not yet deleted data. */
+    public int windowCount() {
+        return windows.size();
+    }
+
+    /** Window partitions currently loaded in memory (gradual state loading). */
+    int loadedPartitions() {
+        return loader.loadedCount();
+    }
+
+    /**
+     * Closes every file and returns every byte to the budget. Files stay on disk; what was not
+     * sealed is not part of any manifest (call {@link #seal()} first to keep it).
+     */
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        IOException failure = null;
+        for (AarWindow w : windows.windows()) {
+            for (int i = 0; i < w.partitionCount(); i++) {
+                try {
+                    files.closeWriter(w.partition(i));
+                } catch (IOException e) {
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+            }
+        }
+        loader.close();
+        buffer.close();
+        staging.close();
+        windows.release();
+        budget.release(readBufferBytes);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private void closeAfterFailure(Exception failure) {
+        try {
+            close();
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    private AarPartition partition(AarWindow w, long keyHash) {
+        return w.partition((int) Long.remainderUnsigned(keyHash, options.partitions()));
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("AAR store in " + options.directory() + " is closed");
+        }
+    }
+}

@@ -1,0 +1,172 @@
+package io.flowkv.core.aar;
+
+import io.flowkv.core.log.FileIo;
+import io.flowkv.core.log.FileType;
+import io.flowkv.core.log.LogFileHeader;
+import io.flowkv.core.log.LogWriter;
+import io.flowkv.core.memory.IoBuffer;
+
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Path;
+
+/**
+ * Names, creates, appends to and deletes the segment files of window partitions.
+ *
+ * <p>All writers share one staging buffer: a writer is always drained ({@link LogWriter#flush()})
+ * before another one is used, so the buffer is empty between calls. That keeps the I/O memory of a
+ * store at one buffer however many (window, partition) files are open.
+ */
+final class SegmentFiles {
+    static final String PREFIX = "aar-";
+    static final String LOG_SUFFIX = ".log";
+
+    private final FileIo io;
+    private final Path directory;
+    private final IoBuffer staging;
+    private long nextFileId;
+
+    SegmentFiles(FileIo io, Path directory, IoBuffer staging, long nextFileId) {
+        this.io = io;
+        this.directory = directory;
+        this.staging = staging;
+        this.nextFileId = nextFileId;
+    }
+
+    Path path(long fileId) {
+        return directory.resolve(PREFIX + fileId + LOG_SUFFIX);
+    }
+
+    long nextFileId() {
+        return nextFileId;
+    }
+
+    void resetNextFileId(long next) {
+        nextFileId = next;
+    }
+
+    /**
+     * Appends the partition's buffered chain to its open segment (a new one if it has none) and
+     * records the segment's new length. On failure the segment is rolled back to its last good
+     * length and the chain is left untouched, so a later flush can retry with nothing lost.
+     */
+    long appendChain(AarPartition p, WriteBuffer buffer, int frameTarget) throws IOException {
+        if (p.bufferedAppends == 0 && p.bufferedRemoveBytes == 0) {
+            return 0;
+        }
+        if (p.writer == null) {
+            openSegment(p);
+        }
+        LogWriter writer = p.writer;
+        long goodSize = writer.size();
+        try {
+            long written = buffer.writeChain(p, writer, frameTarget);
+            writer.flush();
+            p.setLastLength(writer.size());
+            return written;
+        } catch (IOException | RuntimeException e) {
+            rollBack(p, goodSize, e);
+            throw e;
+        }
+    }
+
+    private void openSegment(AarPartition p) throws IOException {
+        while (true) {
+            long id = nextFileId++;
+            Path file = path(id);
+            try {
+                p.writer = LogWriter.create(io, file, FileType.AAR_WINDOW, id, staging);
+                p.addSegment(id, LogFileHeader.LENGTH);
+                return;
+            } catch (FileAlreadyExistsException e) {
+                // Left by a run restored from an older manifest: not ours to touch, skip the id.
+            } catch (IOException e) {
+                try {
+                    io.delete(file);
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Drops a partial frame. If even that fails the segment is abandoned at its good length:
+     * readers never look past the recorded length, and the next flush opens a new segment.
+     */
+    private void rollBack(AarPartition p, long goodSize, Exception failure) {
+        try {
+            p.writer.truncate(goodSize);
+        } catch (IOException | RuntimeException e) {
+            failure.addSuppressed(e);
+            closeQuietly(p.writer, failure);
+            p.writer = null;
+        }
+    }
+
+    /** Makes the partition's open segment durable and immutable; later appends go to a new one. */
+    void seal(AarPartition p) throws IOException {
+        LogWriter writer = p.writer;
+        if (writer == null) {
+            return;
+        }
+        p.writer = null;
+        try {
+            writer.sync();
+        } catch (IOException e) {
+            closeQuietly(writer, e);
+            throw e;
+        }
+        writer.close();
+    }
+
+    /** Forgets the partition's segments, then deletes their files. */
+    void deleteSegments(AarPartition p) throws IOException {
+        IOException failure = null;
+        if (p.writer != null) {
+            try {
+                p.writer.close();
+            } catch (IOException e) {
+                failure = e;
+            }
+            p.writer = null;
+        }
+        int count = p.segmentCount();
+        long[] ids = new long[count];
+        for (int i = 0; i < count; i++) {
+            ids[i] = p.fileId(i);
+        }
+        p.clearSegments();
+        for (long id : ids) {
+            try {
+                io.delete(path(id));
+            } catch (IOException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    void closeWriter(AarPartition p) throws IOException {
+        LogWriter writer = p.writer;
+        p.writer = null;
+        if (writer != null) {
+            writer.close();
+        }
+    }
+
+    private static void closeQuietly(LogWriter writer, Exception failure) {
+        try {
+            writer.close();
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+}

@@ -1,0 +1,209 @@
+package io.flowkv.core.aar;
+
+import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.log.LogWriter;
+import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.core.memory.OffHeapArena;
+
+import java.io.IOException;
+
+import static io.flowkv.core.aar.AarRecordDescriptor.APPEND;
+import static io.flowkv.core.aar.AarRecordDescriptor.DEAD;
+import static io.flowkv.core.aar.AarRecordDescriptor.KEY_HASH_OFFSET;
+import static io.flowkv.core.aar.AarRecordDescriptor.KEY_LENGTH_OFFSET;
+import static io.flowkv.core.aar.AarRecordDescriptor.LOG_HEADER_LENGTH;
+import static io.flowkv.core.aar.AarRecordDescriptor.LOG_RECORD_OFFSET;
+import static io.flowkv.core.aar.AarRecordDescriptor.NEXT_OFFSET;
+import static io.flowkv.core.aar.AarRecordDescriptor.NO_RECORD;
+import static io.flowkv.core.aar.AarRecordDescriptor.REMOVE;
+import static io.flowkv.core.aar.AarRecordDescriptor.TYPE_OFFSET;
+import static io.flowkv.core.aar.AarRecordDescriptor.VALUE_LENGTH_OFFSET;
+
+/**
+ * Buffered records in one off-heap arena, chained per (window, partition) in append order (layout
+ * in {@link AarRecordDescriptor}). The arena is a bump allocator: a killed record or a detached
+ * chain stays in it as garbage until the next full flush resets it, which is cheap because AAR
+ * removes are rare between flushes (a window is cleared after it fired, usually on disk by then).
+ */
+final class WriteBuffer implements AutoCloseable {
+    private static final int T = LOG_RECORD_OFFSET + TYPE_OFFSET;
+    private static final int KL = LOG_RECORD_OFFSET + KEY_LENGTH_OFFSET;
+    private static final int VL = LOG_RECORD_OFFSET + VALUE_LENGTH_OFFSET;
+    private static final int KEY = LOG_RECORD_OFFSET + LOG_HEADER_LENGTH;
+
+    private final OffHeapArena arena;
+    private byte[] scratch = new byte[256];
+
+    WriteBuffer(MemoryBudget budget, int chunkSize) {
+        this.arena = new OffHeapArena(budget, chunkSize);
+    }
+
+    /** Links a new record at the end of the partition's chain, or returns {@code NO_SPACE}. */
+    long tryAppend(AarPartition p, byte type, long keyHash, byte[] key, byte[] value) {
+        int valueLength = value == null ? 0 : value.length;
+        long pos =
+                arena.tryAllocate(
+                        AarRecordDescriptor.bufferedRecordLength(key.length, valueLength));
+        if (pos == OffHeapArena.NO_SPACE) {
+            return pos;
+        }
+        arena.putLong(pos, NEXT_OFFSET, NO_RECORD);
+        arena.putLong(pos, KEY_HASH_OFFSET, keyHash);
+        arena.putByte(pos, T, type);
+        arena.putInt(pos, KL, key.length);
+        arena.putInt(pos, VL, valueLength);
+        arena.putBytes(pos, KEY, key, 0, key.length);
+        if (valueLength > 0) {
+            arena.putBytes(pos, KEY + key.length, value, 0, valueLength);
+        }
+        if (p.chainTail == NO_RECORD) {
+            p.chainHead = pos;
+        } else {
+            arena.putLong(p.chainTail, NEXT_OFFSET, pos);
+        }
+        p.chainTail = pos;
+        int logLength = AarRecordDescriptor.logRecordLength(key.length, valueLength);
+        if (type == APPEND) {
+            p.bufferedAppends++;
+            p.bufferedAppendBytes += logLength;
+        } else {
+            p.bufferedRemoveBytes += logLength;
+        }
+        return pos;
+    }
+
+    /** Passes the key's live buffered values to {@code consumer} in append order. */
+    boolean emit(AarPartition p, long keyHash, byte[] key, ValueConsumer consumer) {
+        boolean found = false;
+        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            if (arena.getByte(r, T) == APPEND && isKey(r, keyHash, key)) {
+                int length = arena.getInt(r, VL);
+                byte[] buf = scratch(length);
+                arena.getBytes(r, KEY + key.length, buf, 0, length);
+                consumer.accept(buf, 0, length);
+                found = true;
+            }
+        }
+        return found;
+    }
+
+    /** Marks the key's buffered appends dead; returns their log bytes. */
+    long killAppends(AarPartition p, long keyHash, byte[] key) {
+        long bytes = 0;
+        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            if (arena.getByte(r, T) == APPEND && isKey(r, keyHash, key)) {
+                arena.putByte(r, T, DEAD);
+                int length = logLength(r);
+                p.bufferedAppends--;
+                p.bufferedAppendBytes -= length;
+                bytes += length;
+            }
+        }
+        return bytes;
+    }
+
+    /** Marks every buffered REMOVE dead: its partition's segments were deleted. */
+    void killRemoves(AarPartition p) {
+        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            if (arena.getByte(r, T) == REMOVE) {
+                arena.putByte(r, T, DEAD);
+            }
+        }
+        p.bufferedRemoveBytes = 0;
+    }
+
+    /**
+     * Applies the partition's buffered REMOVE records to a view just replayed from its segments:
+     * they clear values that precede them in the log but are not flushed yet.
+     */
+    void applyRemoves(AarPartition p, LoadedPartition view) {
+        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            if (arena.getByte(r, T) == REMOVE) {
+                int keyLength = arena.getInt(r, KL);
+                byte[] key = scratch(keyLength);
+                arena.getBytes(r, KEY, key, 0, keyLength);
+                view.clear(arena.getLong(r, KEY_HASH_OFFSET), key, 0, keyLength);
+            }
+        }
+    }
+
+    /**
+     * Writes the partition's live records as frames of at most {@code frameTarget} payload bytes (a
+     * larger record gets a frame of its own). Returns the bytes written, frame headers included.
+     */
+    long writeChain(AarPartition p, LogWriter writer, int frameTarget) throws IOException {
+        long start = writer.size();
+        int inFrame = -1;
+        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            if (arena.getByte(r, T) == DEAD) {
+                continue;
+            }
+            int length = logLength(r);
+            if (inFrame >= 0 && inFrame + length > frameTarget) {
+                writer.endFrame();
+                inFrame = -1;
+            }
+            if (inFrame < 0) {
+                writer.beginFrame();
+                inFrame = 0;
+            }
+            writer.putBytes(
+                    arena.chunk(r), (long) OffHeapArena.offset(r) + LOG_RECORD_OFFSET, length);
+            inFrame += length;
+        }
+        if (inFrame >= 0) {
+            writer.endFrame();
+        }
+        return writer.size() - start;
+    }
+
+    /** Visits the partition's live buffered values (a snapshot path: allocates keys). */
+    void forEachLive(AarPartition p, byte[] window, EntryVisitor visitor) {
+        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            if (arena.getByte(r, T) == APPEND) {
+                byte[] key = new byte[arena.getInt(r, KL)];
+                arena.getBytes(r, KEY, key, 0, key.length);
+                int length = arena.getInt(r, VL);
+                byte[] buf = scratch(length);
+                arena.getBytes(r, KEY + key.length, buf, 0, length);
+                visitor.visit(key, window, buf, 0, length);
+            }
+        }
+    }
+
+    long usedBytes() {
+        return arena.usedBytes();
+    }
+
+    long reservedBytes() {
+        return arena.reservedBytes();
+    }
+
+    /** Forgets every record; the caller detached (or dropped) every chain first. */
+    void reset() {
+        arena.reset();
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+
+    private boolean isKey(long r, long keyHash, byte[] key) {
+        return arena.getLong(r, KEY_HASH_OFFSET) == keyHash
+                && arena.getInt(r, KL) == key.length
+                && arena.equalsBytes(r, KEY, key, 0, key.length);
+    }
+
+    private int logLength(long r) {
+        return LOG_HEADER_LENGTH + arena.getInt(r, KL) + arena.getInt(r, VL);
+    }
+
+    private byte[] scratch(int length) {
+        if (scratch.length < length) {
+            scratch = new byte[Math.max(length, scratch.length * 2)];
+        }
+        return scratch;
+    }
+}

@@ -1,0 +1,294 @@
+package io.flowkv.core.aar;
+
+import io.flowkv.core.SealedStore;
+import io.flowkv.core.memory.MemoryBudget;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Random appends, reads, removes, window removals, flushes and seal+restore cycles against a plain
+ * in-memory model. Small write buffers and budgets make flushes, partition loading and eviction
+ * happen constantly. Replay a failure with {@code -Dflowkv.seed=N} (the seed is printed and is in
+ * every assertion message).
+ */
+class AarStoreModelTest {
+    private static final HexFormat HEX = HexFormat.of();
+    private static final int STEPS = 3000;
+
+    @TempDir Path tmp;
+
+    @Test
+    void shouldMatchModelUnderRandomOperations() throws IOException {
+        String fixed = System.getProperty("flowkv.seed");
+        long base = fixed != null ? Long.parseLong(fixed) : System.nanoTime();
+        int runs = fixed != null ? 1 : 4;
+        for (int r = 0; r < runs; r++) {
+            long seed = base + r;
+            System.out.println(
+                    "AarStoreModelTest seed=" + seed + " (replay: -Dflowkv.seed=" + seed + ")");
+            new Run(seed, tmp.resolve("run-" + r)).execute();
+        }
+    }
+
+    private static final class Run {
+        private final long seed;
+        private final SplittableRandom rnd;
+        private final Path dir;
+        private final TrackingFileIo io = new TrackingFileIo();
+        private final MemoryBudget budget;
+        private final AarStoreOptions options;
+
+        /** window -> key -> values (hex), all in insertion order. */
+        private final Map<String, Map<String, List<String>>> model = new TreeMap<>();
+
+        private AarStore store;
+
+        /** Counters of the store instances closed by seal+restore cycles. */
+        private long flushes;
+
+        private long bytesRead;
+
+        private int injectedFailures;
+        private int lowWindow;
+        private int step;
+
+        Run(long seed, Path dir) {
+            this.seed = seed;
+            this.rnd = new SplittableRandom(seed);
+            this.dir = dir;
+            // From tight (every load evicts, the write buffer is squeezed) to roomy (several
+            // partitions stay loaded).
+            this.budget = new MemoryBudget(48 * 1024 + rnd.nextInt(160 * 1024));
+            this.options =
+                    AarStoreOptions.builder(dir)
+                            .partitions(1 + rnd.nextInt(4))
+                            .writeBufferBytes(1024 + rnd.nextInt(16 * 1024))
+                            .ioBufferBytes(4096)
+                            .fileIo(io)
+                            .jitterSeed(seed)
+                            .build();
+        }
+
+        void execute() throws IOException {
+            store = AarStore.open(options, budget);
+            for (step = 0; step < STEPS; step++) {
+                int op = rnd.nextInt(1000);
+                if (op < 600) {
+                    append();
+                } else if (op < 760) {
+                    checkGet(randomKey(), randomWindow());
+                } else if (op < 810) {
+                    remove(randomKey(), randomWindow());
+                } else if (op < 818) {
+                    removeWindow(randomWindow());
+                } else if (op < 840) {
+                    store.flush();
+                } else if (op < 844) {
+                    sealAndRestore();
+                } else if (op < 870) {
+                    fireWindow(randomWindow(), rnd.nextBoolean());
+                } else if (op < 880) {
+                    checkForEach();
+                } else if (op < 890) {
+                    lowWindow++;
+                } else if (op < 896) {
+                    appendWhileTheDiskFails();
+                }
+                assertThat(store.windowCount())
+                        .as("%s: windows holding data", where())
+                        .isEqualTo(model.size());
+            }
+            checkForEach();
+            assertThat(injectedFailures).as("%s: injected write failures", where()).isPositive();
+            assertThat(flushes + store.stats().flushes()).as("%s: flushes", where()).isPositive();
+            assertThat(bytesRead + store.stats().bytesRead())
+                    .as("%s: bytes loaded", where())
+                    .isPositive();
+            for (String window : new ArrayList<>(model.keySet())) {
+                removeWindow(window);
+            }
+            assertThat(store.windowCount()).isZero();
+            assertThat(store.stats().liveBytes()).as("%s: live bytes", where()).isZero();
+            assertThat(store.stats().deadBytes()).as("%s: dead bytes", where()).isZero();
+            assertThat(logFiles())
+                    .as("%s: log files after removing every window", where())
+                    .isEmpty();
+            store.close();
+            assertThat(budget.used()).as("%s: budget after close", where()).isZero();
+            assertThat(io.open).as("%s: open channels after close", where()).isEmpty();
+        }
+
+        private void append() throws IOException {
+            String key = randomKey();
+            String window = randomWindow();
+            byte[] value =
+                    new byte[rnd.nextInt(100) < 2 ? 4096 + rnd.nextInt(3000) : rnd.nextInt(60)];
+            for (int i = 0; i < value.length; i++) {
+                value[i] = (byte) rnd.nextInt();
+            }
+            store.append(bytes(key), bytes(window), value);
+            model.computeIfAbsent(window, w -> new LinkedHashMap<>())
+                    .computeIfAbsent(key, k -> new ArrayList<>())
+                    .add(HEX.formatHex(value));
+        }
+
+        /**
+         * Appends (and explicit flushes) while writes fail part-way: an append whose flush failed
+         * was not acknowledged and must not show up; everything acknowledged must survive.
+         */
+        private void appendWhileTheDiskFails() throws IOException {
+            io.writesBeforeFailure = rnd.nextInt(4);
+            io.failTruncate = rnd.nextInt(4) == 0;
+            io.failWrites = true;
+            try {
+                for (int i = 0; i < 40; i++) {
+                    try {
+                        if (i % 10 == 9) {
+                            store.flush();
+                        } else {
+                            append();
+                        }
+                    } catch (IOException expected) {
+                        // Not acknowledged: append() only updates the model after the store.
+                        injectedFailures++;
+                    }
+                }
+            } finally {
+                io.healthy();
+            }
+        }
+
+        private void checkGet(String key, String window) throws IOException {
+            List<String> actual = new ArrayList<>();
+            boolean found =
+                    store.get(
+                            bytes(key),
+                            bytes(window),
+                            (b, off, len) -> actual.add(HEX.formatHex(b, off, off + len)));
+            List<String> expected =
+                    model.getOrDefault(window, Map.of()).getOrDefault(key, List.of());
+            assertThat(actual).as("%s: get(%s, %s)", where(), key, window).isEqualTo(expected);
+            assertThat(found)
+                    .as("%s: get(%s, %s) result", where(), key, window)
+                    .isEqualTo(!expected.isEmpty());
+        }
+
+        private void remove(String key, String window) throws IOException {
+            store.remove(bytes(key), bytes(window));
+            Map<String, List<String>> keys = model.get(window);
+            if (keys != null) {
+                keys.remove(key);
+                if (keys.isEmpty()) {
+                    model.remove(window);
+                }
+            }
+        }
+
+        private void removeWindow(String window) throws IOException {
+            store.removeWindow(bytes(window));
+            model.remove(window);
+        }
+
+        /** As Flink fires a window: every key read in turn, then (maybe) every key cleared. */
+        private void fireWindow(String window, boolean clear) throws IOException {
+            List<String> keys = new ArrayList<>(model.getOrDefault(window, Map.of()).keySet());
+            keys.add("absent");
+            for (String key : keys) {
+                checkGet(key, window);
+            }
+            if (clear) {
+                for (String key : keys) {
+                    remove(key, window);
+                }
+                assertThat(store.get(bytes(keys.get(0)), bytes(window), (b, o, l) -> {}))
+                        .as("%s: fired and cleared window %s", where(), window)
+                        .isFalse();
+            }
+        }
+
+        private void sealAndRestore() throws IOException {
+            SealedStore sealed = store.seal();
+            for (SealedStore.SealedFile f : sealed.files()) {
+                assertThat(Files.size(f.path()))
+                        .as("%s: sealed %s", where(), f.path())
+                        .isEqualTo(f.length());
+            }
+            flushes += store.stats().flushes();
+            bytesRead += store.stats().bytesRead();
+            store.close();
+            assertThat(budget.used()).as("%s: budget after close", where()).isZero();
+            assertThat(io.open).as("%s: open channels after close", where()).isEmpty();
+            store = AarStore.restore(options, budget, sealed.manifest());
+        }
+
+        private void checkForEach() throws IOException {
+            Map<String, Map<String, List<String>>> seen = new TreeMap<>();
+            store.forEach(
+                    (key, window, value, off, len) ->
+                            seen.computeIfAbsent(string(window), w -> new TreeMap<>())
+                                    .computeIfAbsent(string(key), k -> new ArrayList<>())
+                                    .add(HEX.formatHex(value, off, off + len)));
+            Map<String, Map<String, List<String>>> expected = new TreeMap<>();
+            model.forEach((w, keys) -> expected.put(w, new TreeMap<>(keys)));
+            for (String w : union(seen.keySet(), expected.keySet())) {
+                Map<String, List<String>> seenKeys = seen.getOrDefault(w, Map.of());
+                Map<String, List<String>> expectedKeys = expected.getOrDefault(w, Map.of());
+                for (String k : union(seenKeys.keySet(), expectedKeys.keySet())) {
+                    assertThat(seenKeys.get(k))
+                            .as("%s: forEach values of (%s, %s)", where(), k, w)
+                            .isEqualTo(expectedKeys.get(k));
+                }
+            }
+        }
+
+        private static List<String> union(java.util.Set<String> a, java.util.Set<String> b) {
+            java.util.TreeSet<String> all = new java.util.TreeSet<>(a);
+            all.addAll(b);
+            return new ArrayList<>(all);
+        }
+
+        private List<Path> logFiles() throws IOException {
+            try (Stream<Path> files = Files.list(dir)) {
+                return files.filter(f -> f.toString().endsWith(".log")).toList();
+            }
+        }
+
+        private String randomKey() {
+            int k = rnd.nextInt(40);
+            // Keys of different lengths, some longer than 8 bytes, to exercise the comparisons.
+            return k % 5 == 0 ? "long-key-number-" + k : "k" + k;
+        }
+
+        private String randomWindow() {
+            return "w" + (lowWindow + rnd.nextInt(5));
+        }
+
+        private String where() {
+            return "seed=" + seed + " step=" + step;
+        }
+
+        private static byte[] bytes(String s) {
+            return s.getBytes(StandardCharsets.UTF_8);
+        }
+
+        private static String string(byte[] b) {
+            return new String(b, StandardCharsets.UTF_8);
+        }
+    }
+}
