@@ -93,14 +93,7 @@ public final class StoreBench {
                 trace(
                         TraceSpec.of(pattern, size, seed),
                         warmup + " warmup + " + reps + " measured runs each, interleaved");
-        List<Backend> runnable = new ArrayList<>();
-        for (Backend b : backends) {
-            if (Targets.available(b, pattern)) {
-                runnable.add(b);
-            } else {
-                out.println("  " + b.id() + ": not available in this build, skipped");
-            }
-        }
+        List<Backend> runnable = new ArrayList<>(backends);
         Map<Backend, List<TraceRunner.Result>> results = new EnumMap<>(Backend.class);
         TraceRunner runner = new TraceRunner();
         for (int rep = 0; rep < warmup + reps; rep++) {
@@ -187,9 +180,6 @@ public final class StoreBench {
     private void sweep() throws IOException {
         if (pattern != Pattern.AUR) {
             throw new IllegalArgumentException("--sweep is for --pattern aur, was " + pattern.id());
-        }
-        if (!Targets.available(Backend.FLOWKV, pattern)) {
-            throw new IllegalStateException("--sweep needs the FlowKV AUR store in this build");
         }
         TraceSpec spec = TraceSpec.of(pattern, size, seed);
         if (!size.equals("full")) {

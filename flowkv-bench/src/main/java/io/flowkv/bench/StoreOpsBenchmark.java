@@ -73,9 +73,6 @@ public class StoreOpsBenchmark {
     public void open() throws IOException {
         Pattern p = Pattern.parse(pattern);
         Backend b = Backend.parse(backend);
-        if (!Targets.available(b, p)) {
-            throw new IllegalStateException(b.id() + " " + p.id() + " is not in this build");
-        }
         trace = TraceGenerator.generate(TraceSpec.of(p, size, TraceSpec.DEFAULT_SEED));
         root = Files.createTempDirectory("flowkv-jmh-");
         target =

@@ -55,10 +55,6 @@ public class StoreTraceBenchmark {
 
     @Setup(Level.Trial)
     public void generate() throws IOException {
-        Backend b = Backend.parse(backend);
-        if (!Targets.available(b, Pattern.parse(pattern))) {
-            throw new IllegalStateException(b.id() + " is not available in this build");
-        }
         trace =
                 TraceGenerator.generate(
                         TraceSpec.of(Pattern.parse(pattern), size, TraceSpec.DEFAULT_SEED));

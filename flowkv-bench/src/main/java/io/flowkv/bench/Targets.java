@@ -14,8 +14,4 @@ public final class Targets {
             case FLOWKV -> FlowKvTargets.open(pattern, config);
         };
     }
-
-    public static boolean available(Backend backend, Pattern pattern) {
-        return backend != Backend.FLOWKV || FlowKvTargets.available(pattern);
-    }
 }

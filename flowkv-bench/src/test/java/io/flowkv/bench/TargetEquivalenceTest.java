@@ -31,9 +31,6 @@ class TargetEquivalenceTest {
         TraceRunner runner = new TraceRunner();
         Map<Backend, TraceRunner.Result> results = new EnumMap<>(Backend.class);
         for (Backend backend : Backend.values()) {
-            if (!Targets.available(backend, pattern)) {
-                continue;
-            }
             TargetConfig config =
                     new TargetConfig(dir.resolve(backend.id()), BUDGET, Double.NaN, Double.NaN);
             try (StoreUnderTest target = Targets.open(backend, pattern, config)) {
@@ -51,7 +48,6 @@ class TargetEquivalenceTest {
                     .as("values read by %s on %s", e.getKey(), pattern)
                     .isEqualTo(heap.valuesRead());
         }
-        assertThat(results).containsKey(Backend.ROCKSDB);
     }
 
     @ParameterizedTest

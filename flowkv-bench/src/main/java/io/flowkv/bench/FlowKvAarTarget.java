@@ -9,11 +9,14 @@ import io.flowkv.core.memory.MemoryBudget;
 import java.io.IOException;
 
 /**
- * The FlowKV AAR store. Written against the documented API; moved into src/main/java (and
- * FlowKvTargets wired to it) once the store is merged. Fired windows are read and cleared per key,
- * as Flink's WindowOperator does, not with removeWindow.
+ * The FlowKV AAR store. A quarter of the budget may be write buffer; a window is split into {@link
+ * #PARTITIONS} partitions so that the one partition loaded at a time fits the rest of the budget.
+ * Fired windows are read and cleared per key, as Flink's WindowOperator does, not with
+ * removeWindow.
  */
 final class FlowKvAarTarget implements StoreUnderTest {
+    static final int PARTITIONS = 8;
+
     private final MemoryBudget budget;
     private final AarStore store;
     private final TargetConfig config;
@@ -21,7 +24,13 @@ final class FlowKvAarTarget implements StoreUnderTest {
     FlowKvAarTarget(TargetConfig config) throws IOException {
         this.config = config;
         this.budget = new MemoryBudget(config.memoryBudget());
-        this.store = AarStore.open(AarStoreOptions.builder(config.directory()).build(), budget);
+        AarStoreOptions options =
+                AarStoreOptions.builder(config.directory())
+                        .partitions(PARTITIONS)
+                        .writeBufferBytes(config.memoryBudget() / 4)
+                        .jitterSeed(1)
+                        .build();
+        this.store = AarStore.open(options, budget);
     }
 
     @Override
