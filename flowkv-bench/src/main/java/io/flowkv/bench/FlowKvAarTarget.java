@@ -9,13 +9,13 @@ import io.flowkv.core.memory.MemoryBudget;
 import java.io.IOException;
 
 /**
- * The FlowKV AAR store. A quarter of the budget may be write buffer; a window is split into {@link
- * #PARTITIONS} partitions so that the one partition loaded at a time fits the rest of the budget
- * (with 8, a 30 MB window under a 16 MB budget reloaded its partition for almost every key). Fired
- * windows are read and cleared per key, as Flink's WindowOperator does, not with removeWindow.
+ * The FlowKV AAR store as the Flink backend sets it up: a quarter of the budget may be write
+ * buffer, and each window has one partition per key group, so that a window fired key group by key
+ * group (as Flink fires it) loads each partition once. Fired windows are read and cleared per key,
+ * as Flink's WindowOperator does, not with removeWindow.
  */
 final class FlowKvAarTarget implements StoreUnderTest {
-    static final int PARTITIONS = 32;
+    static final int PARTITIONS = RocksDbTarget.MAX_PARALLELISM;
 
     private final MemoryBudget budget;
     private final AarStore store;
@@ -27,6 +27,7 @@ final class FlowKvAarTarget implements StoreUnderTest {
         AarStoreOptions options =
                 AarStoreOptions.builder(config.directory())
                         .partitions(PARTITIONS)
+                        .partitioner((key, hash, n) -> RocksDbTarget.keyGroup(key) * n / PARTITIONS)
                         .writeBufferBytes(config.memoryBudget() / 4)
                         .jitterSeed(1)
                         .build();

@@ -50,7 +50,10 @@ final class RocksDbTarget implements StoreUnderTest {
     static final String MERGE_OPERATOR_NAME = "stringappendtest";
     static final double WRITE_BUFFER_RATIO = 0.5;
     static final double HIGH_PRIORITY_POOL_RATIO = 0.1;
-    static final int MAX_PARALLELISM = 32768;
+
+    /** Flink's default max parallelism for jobs of parallelism up to 128. */
+    static final int MAX_PARALLELISM = 128;
+
     private static final byte DELIMITER = ',';
 
     static {
@@ -237,6 +240,11 @@ final class RocksDbTarget implements StoreUnderTest {
         for (byte b : key) {
             k = k << 8 | (b & 0xFF);
         }
+        return keyGroup(k);
+    }
+
+    /** The key group of the trace key {@code k} (its bytes are {@code k} as a big-endian long). */
+    static int keyGroup(long k) {
         return murmurHash(Long.hashCode(k)) % MAX_PARALLELISM;
     }
 
