@@ -108,7 +108,7 @@ public final class Queries {
     }
 
     private static DataStream<Bid> bids(DataStream<Event> events) {
-        return events.flatMap(new BidsOnly()).uid("bids").name("bids");
+        return events.flatMap(new OfType<>(Bid.class)).returns(Bid.class).uid("bids").name("bids");
     }
 
     /**
@@ -179,9 +179,15 @@ public final class Queries {
     static DataStream<Tuple4<Long, Long, Long, Long>> q8(
             DataStream<Event> events, QueryParams params) {
         DataStream<Person> persons =
-                events.flatMap(new PersonsOnly()).uid("persons").name("persons");
+                events.flatMap(new OfType<>(Person.class))
+                        .returns(Person.class)
+                        .uid("persons")
+                        .name("persons");
         DataStream<Auction> auctions =
-                events.flatMap(new AuctionsOnly()).uid("auctions").name("auctions");
+                events.flatMap(new OfType<>(Auction.class))
+                        .returns(Auction.class)
+                        .uid("auctions")
+                        .name("auctions");
         return persons.join(auctions)
                 .where(Person::id, Types.LONG)
                 .equalTo(Auction::seller, Types.LONG)
@@ -248,38 +254,19 @@ public final class Queries {
 
     // ---------------------------------------------------------------- functions
 
-    /** Keeps the bids. */
-    static final class BidsOnly implements FlatMapFunction<Event, Bid> {
+    /** Keeps the events of one type (bids, persons or auctions). */
+    static final class OfType<T extends Event> implements FlatMapFunction<Event, T> {
         private static final long serialVersionUID = 1L;
+        private final Class<T> type;
 
-        @Override
-        public void flatMap(Event event, Collector<Bid> out) {
-            if (event instanceof Bid bid) {
-                out.collect(bid);
-            }
+        OfType(Class<T> type) {
+            this.type = type;
         }
-    }
-
-    /** Keeps the persons. */
-    static final class PersonsOnly implements FlatMapFunction<Event, Person> {
-        private static final long serialVersionUID = 1L;
 
         @Override
-        public void flatMap(Event event, Collector<Person> out) {
-            if (event instanceof Person person) {
-                out.collect(person);
-            }
-        }
-    }
-
-    /** Keeps the auctions. */
-    static final class AuctionsOnly implements FlatMapFunction<Event, Auction> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public void flatMap(Event event, Collector<Auction> out) {
-            if (event instanceof Auction auction) {
-                out.collect(auction);
+        public void flatMap(Event event, Collector<T> out) {
+            if (type.isInstance(event)) {
+                out.collect(type.cast(event));
             }
         }
     }
