@@ -75,6 +75,11 @@ final class WriteBuffer implements AutoCloseable {
 
     /** Passes the key's live buffered values to {@code consumer} in append order. */
     boolean emit(AarPartition p, long keyHash, byte[] key, ValueConsumer consumer) {
+        if (p.bufferedAppends == 0) {
+            // Only REMOVE records (or nothing) buffered: a firing window's reads and clears leave
+            // one per key, and scanning them on every read was quadratic in the keys.
+            return false;
+        }
         boolean found = false;
         for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
             if (arena.getByte(r, T) == APPEND && isKey(r, keyHash, key)) {
@@ -90,6 +95,9 @@ final class WriteBuffer implements AutoCloseable {
 
     /** Marks the key's buffered appends dead; returns their log bytes. */
     long killAppends(AarPartition p, long keyHash, byte[] key) {
+        if (p.bufferedAppends == 0) {
+            return 0;
+        }
         long bytes = 0;
         for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
             if (arena.getByte(r, T) == APPEND && isKey(r, keyHash, key)) {
