@@ -105,10 +105,6 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         public void close() {}
     }
 
-    FlowKVSettings settings() {
-        return settings;
-    }
-
     @Override
     public FlowKVStateBackend configure(ReadableConfig config, ClassLoader classLoader)
             throws IllegalConfigurationException {

@@ -6,7 +6,6 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.runtime.state.CompositeKeySerializationUtils;
 
 import java.io.IOException;
-import java.util.Arrays;
 
 /**
  * How a state's key and namespace become the byte arrays the stores are keyed by. The layout is the
@@ -105,9 +104,5 @@ final class KeyBytes<K, N> {
         in.setBuffer(composite, from, composite.length - from);
         CompositeKeySerializationUtils.readNamespace(namespaceSerializer, in, ambiguous);
         return in.getPosition();
-    }
-
-    static byte[] slice(byte[] b, int from, int to) {
-        return Arrays.copyOfRange(b, from, to);
     }
 }

@@ -13,7 +13,6 @@ final class RegisteredState {
     RegisteredKeyValueStateBackendMetaInfo<?, ?> metaInfo;
     StateStorage storage;
     StorePattern pattern;
-    String reason;
     AbstractFlowKVState<?, ?, ?> state;
 
     RegisteredState(int id, RegisteredKeyValueStateBackendMetaInfo<?, ?> metaInfo) {

@@ -50,7 +50,6 @@ final class StoreBinder {
                             choice.pattern(),
                             registered.metaInfo.getStateType() == StateDescriptor.Type.LIST);
             registered.pattern = choice.pattern();
-            registered.reason = choice.reason();
             LOG.info(
                     "FlowKV {}: {} -> {} ({})",
                     operatorIdentifier,
