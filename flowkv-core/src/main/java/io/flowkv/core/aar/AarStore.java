@@ -302,8 +302,10 @@ public final class AarStore implements AutoCloseable {
         long streamedBytes;
         // Log the REMOVE first: it is the only step that can fail, and a flush it may need must
         // not run between the steps below (it would move the key's buffered values to the log).
+        // Set when the partition's own loaded view is what keeps the REMOVE record from fitting.
+        boolean stream = false;
         while (true) {
-            view = p.hasSegments() ? loader.load(p) : null;
+            view = p.hasSegments() && !stream ? loader.load(p) : null;
             boolean logRemove;
             if (view != null || !p.hasSegments()) {
                 streamedBytes = 0;
@@ -320,6 +322,13 @@ public final class AarStore implements AutoCloseable {
                 break;
             }
             if (!relieve(p)) {
+                if (view != null) {
+                    // Nothing else left to give back: free this partition's view and handle the
+                    // remove by streaming its segments, as for a partition too large to load.
+                    loader.drop(p);
+                    stream = true;
+                    continue;
+                }
                 throw new MemoryBudgetExceededException(
                         "AAR remove record",
                         AarRecordDescriptor.bufferedRecordLength(key.length, 0),
@@ -342,6 +351,18 @@ public final class AarStore implements AutoCloseable {
         if (w.isEmpty()) {
             dropWindow(w);
         }
+    }
+
+    /** Live bytes as the partitions account them; equals {@code stats().liveBytes()}. */
+    long partitionLiveBytes() {
+        long sum = 0;
+        for (AarWindow w : windows.windows()) {
+            for (int i = 0; i < w.partitionCount(); i++) {
+                AarPartition p = w.partition(i);
+                sum += p.fileLiveBytes + p.bufferedAppendBytes;
+            }
+        }
+        return sum;
     }
 
     private void killFlushed(AarPartition p, long bytes) {

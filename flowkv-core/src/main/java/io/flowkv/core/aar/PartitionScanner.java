@@ -18,7 +18,9 @@ import io.flowkv.core.memory.OffHeapArena;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * Reads a window partition straight from its segments, frame by frame, for a partition that does
@@ -209,9 +211,19 @@ final class PartitionScanner {
                             }
                         });
                 if (p.segmentCount() == segments && p.length(segments - 1) == lastLength) {
+                    // Copy the buffered REMOVEs out first: growing the table may flush, and a
+                    // flush resets the buffer under the chain being walked.
+                    List<byte[]> buffered = new ArrayList<>();
                     buffer.forEachRemove(
-                            p, (hash, b, off, len) -> removed.put(b, off, len, AFTER_SEGMENTS));
-                    return removed;
+                            p,
+                            (hash, b, off, len) ->
+                                    buffered.add(Arrays.copyOfRange(b, off, off + len)));
+                    for (byte[] key : buffered) {
+                        removed.put(key, 0, key.length, AFTER_SEGMENTS);
+                    }
+                    if (p.segmentCount() == segments && p.length(segments - 1) == lastLength) {
+                        return removed;
+                    }
                 }
             } catch (MemoryBudgetExceededException e) {
                 removed.close();
