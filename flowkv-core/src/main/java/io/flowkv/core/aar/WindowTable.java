@@ -49,16 +49,22 @@ final class WindowTable {
 
     /** Adds a window known to be absent; {@code bytes} is kept, not copied. */
     AarWindow create(byte[] bytes) {
-        int id = freeIds > 0 ? freeIdStack[--freeIds] : byId.size();
+        int id = freeIds > 0 ? freeIdStack[freeIds - 1] : byId.size();
         AarWindow w = new AarWindow(bytes, Hashing.hash64(bytes), id, partitions);
+        // Index first: growing the index can be refused by the budget, and a window registered
+        // by id but missing from the index would be unreachable yet never freed.
+        probe = bytes;
+        try {
+            index.put(w.hash, id, matcher);
+        } finally {
+            probe = null;
+        }
         if (id == byId.size()) {
             byId.add(w);
         } else {
+            freeIds--;
             byId.set(id, w);
         }
-        probe = bytes;
-        index.put(w.hash, id, matcher);
-        probe = null;
         last = w;
         return w;
     }

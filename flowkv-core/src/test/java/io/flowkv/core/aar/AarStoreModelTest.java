@@ -40,8 +40,7 @@ class AarStoreModelTest {
     void shouldMatchModelUnderRandomOperations() throws IOException {
         String fixed = System.getProperty("flowkv.seed");
         // CI runs a fixed set of seeds so that a build is reproducible; anywhere else each run
-        // explores new ones. A known failure with some tight-budget seeds (a window left in the
-        // table with 281 live bytes after every window was removed, seed 7781205102409) is open.
+        // explores new ones (and prints them, so a failure found locally can be replayed).
         long base =
                 fixed != null
                         ? Long.parseLong(fixed)
