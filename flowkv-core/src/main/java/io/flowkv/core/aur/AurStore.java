@@ -617,8 +617,13 @@ public final class AurStore implements AutoCloseable {
             return 0;
         }
         int n = (int) Math.min(Integer.MAX_VALUE - 8, (long) Math.ceil(ratio * table.size()));
-        heapKey = grow(heapKey, n);
-        heapId = grow(heapId, n);
+        try {
+            heapKey = grow(heapKey, n);
+            heapId = grow(heapId, n);
+        } catch (MemoryBudgetExceededException e) {
+            // A full budget shrinks the bet, as a full prefetch buffer does: predict fewer.
+            n = Math.min(n, Math.min(heapKey.length, heapId.length));
+        }
         long now = readClock;
         int size = 0;
         for (int id = 0, end = table.highWater(); id < end; id++) {

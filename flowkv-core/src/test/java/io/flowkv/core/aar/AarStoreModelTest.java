@@ -1,6 +1,7 @@
 package io.flowkv.core.aar;
 
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.TestSeeds;
 import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
@@ -32,20 +33,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AarStoreModelTest {
     private static final HexFormat HEX = HexFormat.of();
     private static final int STEPS = 3000;
-    private static final long CI_BASE_SEED = 20261121L;
 
     @TempDir Path tmp;
 
     @Test
     void shouldMatchModelUnderRandomOperations() throws IOException {
-        String fixed = System.getProperty("flowkv.seed");
-        // CI runs a fixed set of seeds so that a build is reproducible; anywhere else each run
-        // explores new ones (and prints them, so a failure found locally can be replayed).
-        long base =
-                fixed != null
-                        ? Long.parseLong(fixed)
-                        : System.getenv("CI") != null ? CI_BASE_SEED : System.nanoTime();
-        int runs = fixed != null ? 1 : 4;
+        boolean replay = TestSeeds.replayed() != null;
+        long base = TestSeeds.base();
+        int runs = replay ? 1 : 4;
         for (int r = 0; r < runs; r++) {
             long seed = base + r;
             System.out.println(

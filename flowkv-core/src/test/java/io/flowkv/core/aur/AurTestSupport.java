@@ -1,5 +1,6 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.TestSeeds;
 import io.flowkv.core.ValueConsumer;
 
 import java.io.IOException;
@@ -22,8 +23,7 @@ final class AurTestSupport {
 
     /** The seed of a randomized test: -Dflowkv.seed=N replays a run. */
     static long seed() {
-        Long fixed = Long.getLong("flowkv.seed");
-        return fixed != null ? fixed : System.nanoTime();
+        return TestSeeds.base();
     }
 
     /** The window's values as strings, or null if get returned false. */
