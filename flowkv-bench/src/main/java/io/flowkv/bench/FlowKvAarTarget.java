@@ -72,9 +72,6 @@ final class FlowKvAarTarget implements StoreUnderTest {
 
     @Override
     public void close() throws IOException {
-        store.close();
-        if (budget.used() != 0) {
-            throw new IllegalStateException("AAR store leaked " + budget);
-        }
+        FlowKvTargets.closeWithoutLeaks(store, budget, Pattern.AAR);
     }
 }

@@ -88,9 +88,6 @@ final class FlowKvAurTarget implements StoreUnderTest {
 
     @Override
     public void close() throws IOException {
-        store.close();
-        if (budget.used() != 0) {
-            throw new IllegalStateException("AUR store leaked " + budget);
-        }
+        FlowKvTargets.closeWithoutLeaks(store, budget, Pattern.AUR);
     }
 }

@@ -70,9 +70,6 @@ final class FlowKvRmwTarget implements StoreUnderTest {
 
     @Override
     public void close() throws IOException {
-        store.close();
-        if (budget.used() != 0) {
-            throw new IllegalStateException("RMW store leaked " + budget);
-        }
+        FlowKvTargets.closeWithoutLeaks(store, budget, Pattern.RMW);
     }
 }
