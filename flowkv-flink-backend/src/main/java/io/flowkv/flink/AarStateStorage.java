@@ -14,12 +14,12 @@ import java.nio.file.Path;
 /**
  * Window contents of tumbling and sliding windows on one AAR store, partitioned by key group.
  *
- * <p>A window is read one loaded partition at a time, and Flink fires a window's timers key group
- * by key group (its timer queue keeps one heap per key group and drains the head group while
- * timestamps tie). With a partition per key group each partition is therefore loaded once per
- * firing; partitioning by key hash would make consecutive keys hop between partitions and reload
- * them whenever the budget holds fewer than all of them. Key groups beyond {@link
- * AarStoreOptions#MAX_PARTITIONS} share partitions in contiguous ranges.
+ * <p>A window is read one loaded partition at a time, and FlowKV's timer queues fire a window's
+ * timers key group by key group ({@link KeyGroupOrderedQueueSetFactory}). With a partition per key
+ * group each partition is therefore loaded once per firing; partitioning by key hash would make
+ * consecutive keys hop between partitions and reload them whenever the budget holds fewer than all
+ * of them. Key groups beyond {@link AarStoreOptions#MAX_PARTITIONS} share partitions in contiguous
+ * ranges.
  */
 final class AarStateStorage extends ListStorage<AarStore> {
 

@@ -463,7 +463,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
 
     static HeapPriorityQueueSetFactory priorityQueueSetFactory(
             org.apache.flink.runtime.state.KeyGroupRange range, int numberOfKeyGroups) {
-        return new HeapPriorityQueueSetFactory(range, numberOfKeyGroups, 128);
+        return new KeyGroupOrderedQueueSetFactory(range, numberOfKeyGroups);
     }
 
     // ------------------------------------------------------------------ iteration
