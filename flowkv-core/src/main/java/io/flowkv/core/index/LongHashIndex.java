@@ -3,7 +3,6 @@ package io.flowkv.core.index;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
 
-import java.util.Arrays;
 import java.util.function.LongConsumer;
 import java.util.function.LongUnaryOperator;
 
@@ -12,7 +11,8 @@ import java.util.function.LongUnaryOperator;
  * (packed positions), in two primitive arrays: no boxing, no object per entry. Keys themselves are
  * not stored: on a hash match the caller's {@link KeyMatcher} checks the key behind the value, so
  * 64-bit collisions are handled exactly. Linear probing with backward-shift deletion (no
- * tombstones). Its arrays are charged to a {@link MemoryBudget}.
+ * tombstones). A slot's hash and value sit side by side in one array, so that a probe touches one
+ * cache line, not two. Its array is charged to a {@link MemoryBudget}.
  *
  * <p>{@link #NONE} (-1) is the empty-slot sentinel and may not be stored as a value.
  */
@@ -28,8 +28,10 @@ public final class LongHashIndex {
     }
 
     private final MemoryBudget budget;
-    private long[] hashes;
-    private long[] values;
+
+    /** Slot {@code i} is {@code table[2i]} (hash) and {@code table[2i + 1]} (value). */
+    private long[] table;
+
     private int mask;
     private int size;
     private int resizeAt;
@@ -42,9 +44,10 @@ public final class LongHashIndex {
 
     private void allocate(int capacity) {
         budget.reserve((long) capacity * SLOT_BYTES, "hash index of " + capacity + " slots");
-        hashes = new long[capacity];
-        values = new long[capacity];
-        Arrays.fill(values, NONE);
+        table = new long[capacity << 1];
+        for (int i = 1; i < table.length; i += 2) {
+            table[i] = NONE;
+        }
         mask = capacity - 1;
         resizeAt = (int) (capacity * LOAD_FACTOR);
     }
@@ -54,17 +57,18 @@ public final class LongHashIndex {
     }
 
     public long memoryBytes() {
-        return (long) values.length * SLOT_BYTES;
+        return (long) table.length * Long.BYTES;
     }
 
     /** The value of the key, or {@link #NONE}. */
     public long get(long hash, KeyMatcher matcher) {
+        long[] t = table;
         for (int i = slot(hash); ; i = (i + 1) & mask) {
-            long v = values[i];
+            long v = t[2 * i + 1];
             if (v == NONE) {
                 return NONE;
             }
-            if (hashes[i] == hash && matcher.matches(v)) {
+            if (t[2 * i] == hash && matcher.matches(v)) {
                 return v;
             }
         }
@@ -76,19 +80,19 @@ public final class LongHashIndex {
             throw new IllegalArgumentException("NONE (-1) cannot be stored");
         }
         for (int i = slot(hash); ; i = (i + 1) & mask) {
-            long v = values[i];
+            long v = table[2 * i + 1];
             if (v == NONE) {
                 if (size + 1 > resizeAt) {
                     grow();
                     return put(hash, value, matcher);
                 }
-                hashes[i] = hash;
-                values[i] = value;
+                table[2 * i] = hash;
+                table[2 * i + 1] = value;
                 size++;
                 return NONE;
             }
-            if (hashes[i] == hash && matcher.matches(v)) {
-                values[i] = value;
+            if (table[2 * i] == hash && matcher.matches(v)) {
+                table[2 * i + 1] = value;
                 return v;
             }
         }
@@ -97,11 +101,11 @@ public final class LongHashIndex {
     /** Removes the key; returns its value or {@link #NONE}. */
     public long remove(long hash, KeyMatcher matcher) {
         for (int i = slot(hash); ; i = (i + 1) & mask) {
-            long v = values[i];
+            long v = table[2 * i + 1];
             if (v == NONE) {
                 return NONE;
             }
-            if (hashes[i] == hash && matcher.matches(v)) {
+            if (table[2 * i] == hash && matcher.matches(v)) {
                 deleteSlot(i);
                 return v;
             }
@@ -113,59 +117,61 @@ public final class LongHashIndex {
         int i = hole;
         while (true) {
             i = (i + 1) & mask;
-            if (values[i] == NONE) {
+            if (table[2 * i + 1] == NONE) {
                 break;
             }
-            int home = slot(hashes[i]);
+            int home = slot(table[2 * i]);
             // Move entry i into the hole if the hole lies cyclically in [home, i).
             boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
             if (movable) {
-                hashes[hole] = hashes[i];
-                values[hole] = values[i];
+                table[2 * hole] = table[2 * i];
+                table[2 * hole + 1] = table[2 * i + 1];
                 hole = i;
             }
         }
-        values[hole] = NONE;
-        hashes[hole] = 0;
+        table[2 * hole + 1] = NONE;
+        table[2 * hole] = 0;
     }
 
     private void grow() {
-        long[] oldHashes = hashes;
-        long[] oldValues = values;
-        int newCapacity = oldValues.length << 1;
-        if (newCapacity <= 0) {
+        long[] old = table;
+        int oldCapacity = old.length >>> 1;
+        int newCapacity = oldCapacity << 1;
+        if (newCapacity <= 0 || newCapacity > (Integer.MAX_VALUE >>> 2)) {
             throw new MemoryBudgetExceededException("hash index growth", Long.MAX_VALUE, 0, 0);
         }
         allocate(newCapacity);
-        budget.release((long) oldValues.length * SLOT_BYTES);
-        for (int j = 0; j < oldValues.length; j++) {
-            long v = oldValues[j];
+        budget.release((long) oldCapacity * SLOT_BYTES);
+        for (int j = 0; j < oldCapacity; j++) {
+            long v = old[2 * j + 1];
             if (v != NONE) {
-                int i = slot(oldHashes[j]);
-                while (values[i] != NONE) {
+                long h = old[2 * j];
+                int i = slot(h);
+                while (table[2 * i + 1] != NONE) {
                     i = (i + 1) & mask;
                 }
-                hashes[i] = oldHashes[j];
-                values[i] = v;
+                table[2 * i] = h;
+                table[2 * i + 1] = v;
             }
         }
     }
 
     /** Replaces every value by {@code f(value)}; used when compaction moves records. */
     public void replaceValues(LongUnaryOperator f) {
-        for (int i = 0; i < values.length; i++) {
-            if (values[i] != NONE) {
-                long n = f.applyAsLong(values[i]);
+        for (int i = 1; i < table.length; i += 2) {
+            if (table[i] != NONE) {
+                long n = f.applyAsLong(table[i]);
                 if (n == NONE) {
                     throw new IllegalStateException("cannot map a value to NONE");
                 }
-                values[i] = n;
+                table[i] = n;
             }
         }
     }
 
     public void forEachValue(LongConsumer consumer) {
-        for (long v : values) {
+        for (int i = 1; i < table.length; i += 2) {
+            long v = table[i];
             if (v != NONE) {
                 consumer.accept(v);
             }
@@ -173,17 +179,18 @@ public final class LongHashIndex {
     }
 
     public void clear() {
-        Arrays.fill(values, NONE);
-        Arrays.fill(hashes, 0);
+        for (int i = 0; i < table.length; i += 2) {
+            table[i] = 0;
+            table[i + 1] = NONE;
+        }
         size = 0;
     }
 
-    /** Returns the arrays' memory to the budget. The index is unusable afterwards. */
+    /** Returns the array's memory to the budget. The index is unusable afterwards. */
     public void release() {
-        if (values != null) {
+        if (table != null) {
             budget.release(memoryBytes());
-            values = null;
-            hashes = null;
+            table = null;
         }
     }
 
