@@ -234,21 +234,30 @@ public final class EventGenerator {
     }
 
     /**
-     * {@code length} random lower-case letters, four from each random {@code long} (16 bits scaled
-     * to 0..25 each): the padding of every event is made here, so one draw per letter would make
-     * the generator a large share of a query's cost.
+     * {@code length} random lower-case letters: a slice of {@link #LETTERS} at a random offset. The
+     * padding of every event is made here, so drawing each letter would make the generator a large
+     * share of a query's cost; the slice keeps it one draw and one copy per string.
      */
     private static String letters(SplittableRandom random, int length) {
-        byte[] bytes = new byte[length];
-        long bits = 0;
-        for (int i = 0; i < length; i++) {
-            if ((i & 3) == 0) {
-                bits = random.nextLong();
+        if (length > LETTERS.length) {
+            StringBuilder sb = new StringBuilder(length);
+            while (sb.length() < length) {
+                sb.append(letters(random, Math.min(LETTERS.length, length - sb.length())));
             }
-            bytes[i] = (byte) ('a' + (int) (((bits & 0xFFFF) * 26) >>> 16));
-            bits >>>= 16;
+            return sb.toString();
         }
-        return new String(bytes, StandardCharsets.ISO_8859_1);
+        int from = random.nextInt(LETTERS.length - length + 1);
+        return new String(LETTERS, from, length, StandardCharsets.ISO_8859_1);
+    }
+
+    /** Random lower-case letters from a fixed seed, the source of every generated string. */
+    private static final byte[] LETTERS = new byte[1 << 16];
+
+    static {
+        SplittableRandom random = new SplittableRandom(0x6e65786d61726bL);
+        for (int i = 0; i < LETTERS.length; i++) {
+            LETTERS[i] = (byte) ('a' + random.nextInt(26));
+        }
     }
 
     private static String digits(SplittableRandom random, int length) {

@@ -42,12 +42,17 @@ public final class EventSerializers {
      */
     static void writeString(DataOutputView out, String s) throws IOException {
         int n = s.length();
-        if (n > 0xFFFF || !isAscii(s)) {
-            out.writeUTF(s);
-            return;
+        if (n <= 0xFFFF) {
+            // UTF-8 of an ASCII string is its characters, one byte each (the JDK copies a Latin-1
+            // string's array for it); more bytes than characters means non-ASCII.
+            byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+            if (bytes.length == n && hasNoZero(bytes)) {
+                out.writeShort(n);
+                out.write(bytes);
+                return;
+            }
         }
-        out.writeShort(n);
-        out.write(s.getBytes(StandardCharsets.ISO_8859_1));
+        out.writeUTF(s);
     }
 
     /** Reads what {@link #writeString} (or {@link DataOutputView#writeUTF}) wrote. */
@@ -68,11 +73,10 @@ public final class EventSerializers {
         return new String(bytes, StandardCharsets.ISO_8859_1);
     }
 
-    /** Characters 1..127: one byte each in modified UTF-8 (0 takes two). */
-    private static boolean isAscii(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == 0 || c > 0x7F) {
+    /** Modified UTF-8 writes the character 0 as two bytes. */
+    private static boolean hasNoZero(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b == 0) {
                 return false;
             }
         }

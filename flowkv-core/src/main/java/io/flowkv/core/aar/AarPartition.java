@@ -26,6 +26,9 @@ final class AarPartition {
     /** Log bytes of buffered REMOVE records. */
     long bufferedRemoveBytes;
 
+    /** Records on the chain, whatever their type (a read of a buffered key scans them all). */
+    int chainRecords;
+
     private long[] fileIds = new long[1];
     private long[] lengths = new long[1];
     private int segments;
@@ -61,6 +64,7 @@ final class AarPartition {
         bufferedAppends = 0;
         bufferedAppendBytes = 0;
         bufferedRemoveBytes = 0;
+        chainRecords = 0;
     }
 
     boolean hasSegments() {

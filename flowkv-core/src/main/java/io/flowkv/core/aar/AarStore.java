@@ -265,9 +265,11 @@ public final class AarStore implements AutoCloseable {
         }
         long hash = Hashing.hash64(key);
         AarPartition p = partition(w, key, hash);
-        if (p.bufferedAppends > READ_FLUSH_THRESHOLD) {
+        if (p.bufferedAppends > 0 && p.chainRecords > READ_FLUSH_THRESHOLD) {
             // Every key of the firing window will be read: index the chain once through the log
-            // instead of scanning it once per key.
+            // instead of scanning it once per key. REMOVE records count too: each read and clear
+            // of a firing window leaves one, and a few buffered appends would otherwise keep every
+            // later read scanning all of them.
             flushChain(p);
         }
         boolean found = false;

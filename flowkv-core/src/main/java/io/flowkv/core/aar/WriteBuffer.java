@@ -63,6 +63,7 @@ final class WriteBuffer implements AutoCloseable {
             arena.putLong(p.chainTail, NEXT_OFFSET, pos);
         }
         p.chainTail = pos;
+        p.chainRecords++;
         int logLength = AarRecordDescriptor.logRecordLength(key.length, valueLength);
         if (type == APPEND) {
             p.bufferedAppends++;
