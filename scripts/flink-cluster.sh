@@ -75,21 +75,20 @@ cmd_stop() {
     local roles role pid waited
     roles="$(recorded_roles)"
     if [[ -z "$roles" ]]; then
-        echo "flink-cluster.sh: no cluster recorded in $cluster_dir, nothing to stop" >&2
+        echo "flink-cluster.sh: no cluster was started in $cluster_dir, nothing to stop" >&2
         return 0
     fi
-    local -a live=()
-    # TaskManagers first, as Flink's stop-cluster.sh does, so they do not try to reconnect.
-    for role in $(echo "$roles" | grep -v '^jobmanager$'; echo "$roles" | grep '^jobmanager$'); do
+    # TaskManagers first, as Flink's stop-cluster.sh does, so they do not try to reconnect. The
+    # pid files stay, so that status can report the processes as stopped.
+    roles="$(echo "$roles" | grep -v '^jobmanager$' || true; echo "$roles" | grep '^jobmanager$' || true)"
+    for role in $roles; do
         pid="$(pid_of "$role")"
         if is_ours "$pid"; then
-            kill "$pid"
-            live+=("$role:$pid")
+            kill "$pid" 2>/dev/null || true
         fi
     done
-    for entry in ${live[@]+"${live[@]}"}; do
-        role="${entry%%:*}"
-        pid="${entry#*:}"
+    for role in $roles; do
+        pid="$(pid_of "$role")"
         waited=0
         while is_ours "$pid" && ((waited < 300)); do
             sleep 0.1
@@ -98,10 +97,10 @@ cmd_stop() {
         if is_ours "$pid"; then
             echo "flink-cluster.sh: $role pid=$pid did not stop within 30 s, killing it" >&2
             kill -9 "$pid" 2>/dev/null || true
+            sleep 0.5
         fi
         echo "$role pid=$pid stopped"
     done
-    rm -f "$cluster_dir"/pids/*.pid
 }
 
 # The JVM and dynamic-config lines BashJavaUtils prints for a process of this configuration, as
