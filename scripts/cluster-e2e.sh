@@ -116,6 +116,9 @@ check_cluster_run() {
     step "$name: FlowKV chose $pattern for window-contents in $now subtasks"
 }
 
+for tool in java mvn curl python3; do
+    command -v "$tool" > /dev/null || fail "needs $tool on the PATH"
+done
 mkdir -p "$work"
 rm -f "$work"/*
 
@@ -146,8 +149,8 @@ grep -q -F "Chronicle core loaded from file:$FLINK_CLUSTER_DIR/lib/flowkv-flink-
     || fail "no TaskManager loaded FlowKV's relocated chronicle from lib/ (grep 'Chronicle core loaded' in the TaskManager logs)"
 step "FlowKV (relocated chronicle included) was loaded from lib/, not from the job jar"
 
-step "savepoint: q7 with 1h windows at parallelism 2, throttled to 30000 events/s"
-scripts/flink run "$jar" "${savepoint_args[@]}" --max-rate 30000 --parallelism 2 --checkpoint-interval 1s \
+step "savepoint: q7 with 1h windows at parallelism 2, throttled to 10000 events/s (60 s of input)"
+scripts/flink run "$jar" "${savepoint_args[@]}" --max-rate 10000 --parallelism 2 --checkpoint-interval 1s \
     > "$work/savepointed.out" 2> "$work/savepointed.err" &
 client_pid=$!
 jid=""

@@ -284,6 +284,10 @@ cmd_start() {
     fail_start "only ${registered:-0} of $taskmanagers TaskManagers registered within ${timeout} s"
 }
 
+for tool in java mvn curl; do
+    command -v "$tool" > /dev/null || die "needs $tool on the PATH"
+done
+
 case "${1:-}" in
     start) shift; cmd_start "$@" ;;
     stop) [[ $# -eq 1 ]] || usage; cmd_stop ;;
