@@ -24,7 +24,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/flink-cluster-env.sh"
 
 usage() {
-    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -253,6 +253,11 @@ cmd_start() {
 
     prepare_classpath
     rm -f "$cluster_dir"/pids/*.pid
+    # The previous start's logs are kept one generation, as <name>.1.
+    local f
+    for f in "$cluster_dir"/log/*.log "$cluster_dir"/log/*.out; do
+        [[ -e "$f" ]] && mv -f "$f" "$f.1"
+    done
     write_conf "$taskmanagers" "$slots" "$rest_port" "$rpc_port" "$tm_memory"
     install_flowkv
 
