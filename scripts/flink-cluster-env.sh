@@ -30,6 +30,23 @@ java_opts_all="--add-exports=java.base/sun.net.util=ALL-UNNAMED \
 --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED"
 
 flink_classpath_file="$cluster_dir/flink-classpath.txt"
+# No plugins; without this Flink looks for ./plugins relative to the working directory.
+export FLINK_PLUGINS_DIR="$cluster_dir/plugins"
+mkdir -p "$FLINK_PLUGINS_DIR"
+
+# The command line of a process, arguments separated by spaces ("" if it is gone).
+command_line() {
+    if [[ -r "/proc/$1/cmdline" ]]; then
+        tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null || true
+    else
+        ps -o args= -p "$1" 2>/dev/null || true
+    fi
+}
+
+# Whether pid runs one of this cluster's JVMs: a recorded pid alone could have been reused.
+is_cluster_process() {
+    [[ "$(command_line "$1")" == *"--configDir $cluster_dir/conf"* ]]
+}
 flowkv_version="$(sed -n 's:^    <version>\(.*\)</version>$:\1:p' "$root/pom.xml" | head -n 1)"
 flowkv_jar="$root/flowkv-flink-dist/target/flowkv-flink-$flowkv_version.jar"
 

@@ -44,13 +44,6 @@ recorded_roles() {
     done | sort -t- -k2 -n
 }
 
-# Whether pid runs one of this cluster's JVMs: the pid alone could have been reused since.
-is_ours() {
-    local pid="$1" args
-    args="$(ps -o args= -p "$pid" 2>/dev/null)" || return 1
-    [[ "$args" == *"--configDir $cluster_dir/conf"* ]]
-}
-
 pid_of() {
     cat "$cluster_dir/pids/$1.pid"
 }
@@ -61,7 +54,7 @@ cmd_status() {
     [[ -n "$roles" ]] || die "no cluster was started in $cluster_dir"
     for role in $roles; do
         pid="$(pid_of "$role")"
-        if is_ours "$pid"; then
+        if is_cluster_process "$pid"; then
             echo "$role pid=$pid running"
         else
             echo "$role pid=$pid stopped"
@@ -83,18 +76,18 @@ cmd_stop() {
     roles="$(echo "$roles" | grep -v '^jobmanager$' || true; echo "$roles" | grep '^jobmanager$' || true)"
     for role in $roles; do
         pid="$(pid_of "$role")"
-        if is_ours "$pid"; then
+        if is_cluster_process "$pid"; then
             kill "$pid" 2>/dev/null || true
         fi
     done
     for role in $roles; do
         pid="$(pid_of "$role")"
         waited=0
-        while is_ours "$pid" && ((waited < 300)); do
+        while is_cluster_process "$pid" && ((waited < 300)); do
             sleep 0.1
             waited=$((waited + 1))
         done
-        if is_ours "$pid"; then
+        if is_cluster_process "$pid"; then
             echo "flink-cluster.sh: $role pid=$pid did not stop within 30 s, killing it" >&2
             kill -9 "$pid" 2>/dev/null || true
             sleep 0.5
@@ -243,7 +236,7 @@ cmd_start() {
 
     local role
     for role in $(recorded_roles); do
-        if is_ours "$(pid_of "$role")"; then
+        if is_cluster_process "$(pid_of "$role")"; then
             die "a cluster is already running in $cluster_dir ($role pid=$(pid_of "$role")); run 'scripts/flink-cluster.sh stop' first"
         fi
     done
@@ -276,7 +269,7 @@ cmd_start() {
     start=$SECONDS
     while ((SECONDS - start < timeout)); do
         for role in $(recorded_roles); do
-            is_ours "$(pid_of "$role")" || fail_start "$role exited during start-up, see $cluster_dir/log/$role.log"
+            is_cluster_process "$(pid_of "$role")" || fail_start "$role exited during start-up, see $cluster_dir/log/$role.log"
         done
         overview="$(curl -s "http://localhost:$rest_port/overview" || true)"
         registered="$(echo "$overview" | sed -n 's/.*"taskmanagers":\([0-9]*\).*/\1/p')"
