@@ -200,18 +200,34 @@ launch() {
         "$main_class" --configDir "$cluster_dir/conf" $dynamic_configs \
         > "$cluster_dir/log/$role.out" 2>&1 < /dev/null &
     pid=$!
+    started_pids+=("$pid")
     echo "$pid" > "$cluster_dir/pids/$role.pid"
     echo "$role pid=$pid log=$cluster_dir/log/$role.log"
 }
 
+# During start the JVMs are children of this shell, so their pids are theirs until this shell
+# reaps them; the command-line check of is_cluster_process would race with exec here.
+started_pids=()
+
 fail_start() {
     echo "flink-cluster.sh: $*" >&2
-    local role
+    local role pid waited
     for role in $(recorded_roles); do
         echo "  $role: $cluster_dir/log/$role.log (stdout/stderr: $cluster_dir/log/$role.out)" >&2
     done
     echo "flink-cluster.sh: stopping what was started" >&2
-    cmd_stop >&2 || true
+    for pid in ${started_pids[@]+"${started_pids[@]}"}; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in ${started_pids[@]+"${started_pids[@]}"}; do
+        waited=0
+        while kill -0 "$pid" 2>/dev/null && ((waited < 300)); do
+            sleep 0.1
+            waited=$((waited + 1))
+        done
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     exit 1
 }
 
@@ -269,7 +285,8 @@ cmd_start() {
     start=$SECONDS
     while ((SECONDS - start < timeout)); do
         for role in $(recorded_roles); do
-            is_cluster_process "$(pid_of "$role")" || fail_start "$role exited during start-up, see $cluster_dir/log/$role.log"
+            kill -0 "$(pid_of "$role")" 2>/dev/null \
+                || fail_start "$role exited during start-up, see $cluster_dir/log/$role.log"
         done
         overview="$(curl -s "http://localhost:$rest_port/overview" || true)"
         registered="$(echo "$overview" | sed -n 's/.*"taskmanagers":\([0-9]*\).*/\1/p')"
