@@ -75,6 +75,8 @@ cleanup() {
     exit "$rc"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # "output_records checksum" of a result line.
 result_of() {

@@ -37,7 +37,7 @@ mkdir -p "$FLINK_PLUGINS_DIR"
 # The command line of a process, arguments separated by spaces ("" if it is gone).
 command_line() {
     if [[ -r "/proc/$1/cmdline" ]]; then
-        tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null || true
+        tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline" || true
     else
         ps -o args= -p "$1" 2>/dev/null || true
     fi
