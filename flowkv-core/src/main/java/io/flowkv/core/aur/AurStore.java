@@ -52,7 +52,8 @@ import static io.flowkv.core.log.IoFailures.deleteQuietly;
  * them next (predictive batch read, FlowKV §4.2). Values still in the write buffer follow the
  * flushed ones. The prefetch buffer only ever holds flushed data: a flush of new data for a
  * prefetched window appends that data to the copy (or evicts the copy if there is no room for it),
- * and a change of its ETT evicts it, so a get never misses a value or serves a stale one.
+ * and a change of its ETT keeps it (oldest copies are evicted first when room is needed), so a get
+ * never misses a value or serves a stale one.
  *
  * <p><b>Deletes and compaction.</b> {@link #remove} drops the window from the stat table, which
  * turns its index entries dead. The same index scan that serves a miss also moves every live data
@@ -285,11 +286,10 @@ public final class AurStore implements AutoCloseable {
     }
 
     private void updateEtt(int id, long ett) {
-        if (table.ett[id] != ett) {
-            table.ett[id] = ett;
-            // A misprediction: the window will not fire when we bet it would.
-            evictPrefetched(id);
-        }
+        // A prefetched copy stays: its values are still right (flushes extend it), only the bet on
+        // when it fires moved, and a session extended shortly before its gap ran out usually fires
+        // soon after all. When room is needed, the oldest copies go first.
+        table.ett[id] = ett;
     }
 
     private long allocateRecord(int size) throws IOException {
