@@ -48,6 +48,7 @@ final class AarStateStorage extends ListStorage<AarStore> {
         int first = keyGroups.getStartKeyGroup();
         AarStoreOptions options =
                 AarStoreOptions.builder(dir)
+                        .fileIo(StoreFileIo.current())
                         .partitions(partitions)
                         .partitioner(
                                 (key, hash, n) ->

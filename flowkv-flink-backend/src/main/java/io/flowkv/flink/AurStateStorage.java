@@ -35,6 +35,7 @@ final class AurStateStorage extends ListStorage<AurStore> {
                 i -> {
                     AurStoreOptions options =
                             AurStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
+                                    .fileIo(StoreFileIo.current())
                                     .readBatchRatio(settings.readBatchRatio())
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
                                     .writeBufferLimit(

@@ -48,6 +48,7 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
                 i -> {
                     RmwStoreOptions options =
                             RmwStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
+                                    .fileIo(StoreFileIo.current())
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
                                     .writeBufferBytes(
                                             settings.writeBufferBytes(budget.capacity(), 4 * n))
