@@ -230,15 +230,15 @@ class FailureInjectionTest {
             throws Exception {
         String runId = "migrate-" + query.id() + "-" + System.nanoTime();
         Path savepoints = Files.createDirectories(temp.resolve("savepoints"));
-        JobID rocks = cluster.submit(spec(query, "rocksdb", true, 2, runId), null);
+        JobID rocks = cluster.submit(slowSpec(query, "rocksdb", true, 2, runId), null);
         assertThat(cluster.awaitCheckpoints(rocks, 0, 2, Duration.ofSeconds(60))).isTrue();
         String first = cluster.stopWithCanonicalSavepoint(rocks, savepoints);
 
-        JobID flowKv = cluster.submit(spec(query, "flowkv", true, 2, runId), first);
+        JobID flowKv = cluster.submit(slowSpec(query, "flowkv", true, 2, runId), first);
         assertThat(cluster.awaitCheckpoints(flowKv, 0, 2, Duration.ofSeconds(60))).isTrue();
         String second = cluster.stopWithCanonicalSavepoint(flowKv, savepoints);
 
-        JobID heap = cluster.submit(spec(query, "hashmap", false, 2, runId), second);
+        JobID heap = cluster.submit(slowSpec(query, "hashmap", false, 2, runId), second);
         JobResult result = cluster.await(heap);
         assertThat(result.isSuccess()).as("%s", result.getSerializedThrowable()).isTrue();
         assertThat(FaultyCluster.results(runId)).isEqualTo(EXPECTED.get(query));
@@ -253,17 +253,17 @@ class FailureInjectionTest {
     @MethodSource("rescalings")
     void shouldRescaleOneToTwoToOneFromIncrementalCheckpoints(Query query) throws Exception {
         String runId = "rescale-" + query.id() + "-" + System.nanoTime();
-        JobID one = cluster.submit(spec(query, "flowkv", true, 1, runId), null);
+        JobID one = cluster.submit(slowSpec(query, "flowkv", true, 1, runId), null);
         assertThat(cluster.awaitCheckpoints(one, 0, 2, Duration.ofSeconds(60))).isTrue();
         String first = cluster.latestCheckpointPath(one);
         cluster.cancel(one);
 
-        JobID two = cluster.submit(spec(query, "flowkv", true, 2, runId), first);
+        JobID two = cluster.submit(slowSpec(query, "flowkv", true, 2, runId), first);
         assertThat(cluster.awaitCheckpoints(two, 0, 2, Duration.ofSeconds(60))).isTrue();
         String second = cluster.latestCheckpointPath(two);
         cluster.cancel(two);
 
-        JobID again = cluster.submit(spec(query, "flowkv", true, 1, runId), second);
+        JobID again = cluster.submit(slowSpec(query, "flowkv", true, 1, runId), second);
         JobResult result = cluster.await(again);
         assertThat(result.isSuccess()).as("%s", result.getSerializedThrowable()).isTrue();
         assertThat(FaultyCluster.results(runId)).isEqualTo(EXPECTED.get(query));
@@ -272,11 +272,29 @@ class FailureInjectionTest {
     private FaultyCluster.JobSpec spec(
             Query query, String backend, boolean incremental, int parallelism, String runId)
             throws Exception {
+        return spec(query, backend, incremental, parallelism, runId, EVENTS_PER_SECOND);
+    }
+
+    /** Jobs stopped and resumed twice run slower, so that each leg has time to checkpoint. */
+    private FaultyCluster.JobSpec slowSpec(
+            Query query, String backend, boolean incremental, int parallelism, String runId)
+            throws Exception {
+        return spec(query, backend, incremental, parallelism, runId, EVENTS_PER_SECOND / 2);
+    }
+
+    private FaultyCluster.JobSpec spec(
+            Query query,
+            String backend,
+            boolean incremental,
+            int parallelism,
+            String runId,
+            double eventsPerSecond)
+            throws Exception {
         return new FaultyCluster.JobSpec(
                 query,
                 GENERATOR,
                 PARAMS,
-                EVENTS_PER_SECOND,
+                eventsPerSecond,
                 backend,
                 incremental,
                 parallelism,

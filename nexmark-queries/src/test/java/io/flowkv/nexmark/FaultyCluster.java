@@ -41,6 +41,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 
@@ -53,7 +55,12 @@ import java.util.function.BooleanSupplier;
  */
 final class FaultyCluster implements AutoCloseable {
     static final int TASK_MANAGERS = 2;
-    static final int SLOTS = 2;
+
+    /** Far above a job's normal run time (seconds), and short enough to fail a stuck test. */
+    static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
+
+    /** One slot per TaskManager: a job of parallelism 2 has tasks on both, so either can be hit. */
+    static final int SLOTS = 1;
 
     /** Records per run id: what the sinks of that run's jobs emitted. */
     private static final Map<String, Set<String>> RESULTS = new ConcurrentHashMap<>();
@@ -150,8 +157,22 @@ final class FaultyCluster implements AutoCloseable {
         return cluster.submitJob(graph).get().getJobID();
     }
 
+    /** The job's result; a job still running after {@code JOB_TIMEOUT} is cancelled, failing. */
     JobResult await(JobID job) throws Exception {
-        return cluster.requestJobResult(job).get();
+        try {
+            return cluster.requestJobResult(job).get(JOB_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            List<String> failures = failures(job);
+            cancel(job);
+            throw new AssertionError(
+                    "Job "
+                            + job
+                            + " did not finish within "
+                            + JOB_TIMEOUT
+                            + "; its last failures: "
+                            + failures.subList(Math.max(0, failures.size() - 2), failures.size()),
+                    e);
+        }
     }
 
     static Set<String> results(String runId) {
