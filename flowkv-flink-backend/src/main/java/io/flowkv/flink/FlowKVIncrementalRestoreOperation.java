@@ -87,19 +87,27 @@ final class FlowKVIncrementalRestoreOperation<K> {
         this.uploads = uploads;
     }
 
-    /** True if the handles are FlowKV incremental checkpoint handles (all of them must be). */
+    /**
+     * True if the handles are incremental checkpoint handles; all non-null ones must then be (a
+     * subtask with no keyed state at all contributes none).
+     */
     static boolean isIncremental(Collection<KeyedStateHandle> handles) {
-        if (handles == null || handles.isEmpty()) {
+        if (handles == null) {
             return false;
         }
+        int present = 0;
         int incremental = 0;
         for (KeyedStateHandle handle : handles) {
+            if (handle == null) {
+                continue;
+            }
+            present++;
             if (handle instanceof IncrementalRemoteKeyedStateHandle
                     || handle instanceof IncrementalLocalKeyedStateHandle) {
                 incremental++;
             }
         }
-        if (incremental != 0 && incremental != handles.size()) {
+        if (incremental != 0 && incremental != present) {
             throw new IllegalStateException(
                     "Cannot restore from a mix of incremental and full snapshot handles: "
                             + handles);
@@ -117,7 +125,13 @@ final class FlowKVIncrementalRestoreOperation<K> {
         Map<String, StreamStateHandle> sharedHandles();
     }
 
-    void restore(Collection<KeyedStateHandle> handles) throws Exception {
+    void restore(Collection<KeyedStateHandle> all) throws Exception {
+        List<KeyedStateHandle> handles = new ArrayList<>(all.size());
+        for (KeyedStateHandle handle : all) {
+            if (handle != null) {
+                handles.add(handle);
+            }
+        }
         if (handles.size() == 1) {
             KeyedStateHandle only = handles.iterator().next();
             if (only.getKeyGroupRange().equals(keyGroupRange)) {
