@@ -36,6 +36,7 @@ import javax.annotation.Nonnull;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,6 +46,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Semaphore;
 import java.util.zip.CRC32C;
 
 /**
@@ -71,6 +73,17 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                 KeyedStateHandle, FlowKVIncrementalSnapshotStrategy.IncrementalResources> {
     private static final Logger LOG =
             LoggerFactory.getLogger(FlowKVIncrementalSnapshotStrategy.class);
+
+    /**
+     * File uploads in flight in this JVM (TaskManager). A checkpoint barrier reaches every subtask
+     * at about the same time, so without a bound all their asynchronous parts read and upload at
+     * once and the burst competes with record processing (the "statistical ShadowSync" of
+     * LSM-backed stream processors). Bounding the concurrency spreads the uploads of many backends
+     * over the checkpoint instead; flushes and compactions are spread by the stores' randomized
+     * thresholds.
+     */
+    private static final Semaphore UPLOADS =
+            new Semaphore(Math.max(2, Runtime.getRuntime().availableProcessors()));
 
     /** Name of the metadata stream inside a task-local snapshot directory. */
     static final String LOCAL_METADATA = "_FLOWKV_METADATA";
@@ -322,6 +335,22 @@ final class FlowKVIncrementalSnapshotStrategy<K>
     }
 
     private UploadedFiles.SharedFile uploadFile(
+            NewFile file, CheckpointStreamFactory streamFactory, CloseableRegistry registry)
+            throws IOException {
+        try {
+            UPLOADS.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("Interrupted before uploading " + file.path());
+        }
+        try {
+            return uploadFileWithPermit(file, streamFactory, registry);
+        } finally {
+            UPLOADS.release();
+        }
+    }
+
+    private UploadedFiles.SharedFile uploadFileWithPermit(
             NewFile file, CheckpointStreamFactory streamFactory, CloseableRegistry registry)
             throws IOException {
         CRC32C crc = new CRC32C();
