@@ -311,6 +311,12 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                     localRecovery.isLocalBackupEnabled()
                             ? withLocalCopy(remote, resources, checkpointId, metadata, shared)
                             : SnapshotResult.of(remote);
+            // With file merging on, the reused files' physical files must stay alive.
+            List<StreamStateHandle> reusedHandles = new ArrayList<>(resources.reused.size());
+            for (UploadedFiles.SharedFile file : resources.reused.values()) {
+                reusedHandles.add(file.handle());
+            }
+            streamFactory.reusePreviousStateHandle(reusedHandles);
             uploads.recorded(checkpointId, files);
             LOG.debug(
                     "FlowKV incremental checkpoint {}: {} files, {} uploaded ({} bytes), {} reused",

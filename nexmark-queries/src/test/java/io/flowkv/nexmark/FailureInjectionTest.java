@@ -108,10 +108,11 @@ class FailureInjectionTest {
     @MethodSource("runs")
     void shouldEmitExactlyTheFailureFreeOutputUnderFaults(Query query, boolean incremental)
             throws Exception {
-        long seed = TestSeeds.base() + query.ordinal() * 31L + (incremental ? 1 : 0);
+        long base = TestSeeds.base();
+        long seed = base + query.ordinal() * 31L + (incremental ? 1 : 0);
         Random random = new Random(seed);
         String runId = "faults-" + query.id() + "-" + incremental + "-" + seed;
-        System.out.println(runId + ": seed " + seed + " (replay with -Dflowkv.seed)");
+        System.out.println(runId + ": replay with -Dflowkv.seed=" + base);
         JobID job = cluster.submit(spec(query, "flowkv", incremental, 2, runId), null);
         int wanted = FULL ? 4 : 2;
         List<Fault> order = new ArrayList<>(List.of(Fault.values()));
