@@ -45,12 +45,12 @@ class FailureInjectionTest {
     static final boolean FULL = Boolean.getBoolean("flowkv.failure-tests.full");
 
     /**
-     * 24 s (full: 48 s) of event time at 1,000 events/s, replayed at 4,000 events/s: ~6 s (12 s)
-     * per job without faults.
+     * 24 s (full: 48 s) of event time at 1,000 events/s, replayed at 3,000 events/s: ~8 s (16 s)
+     * per job without faults, time for the faults to hit a running job.
      */
     static final GeneratorConfig GENERATOR = GeneratorConfig.of(FULL ? 48_000 : 24_000, 1_000);
 
-    static final double EVENTS_PER_SECOND = 4_000;
+    static final double EVENTS_PER_SECOND = 3_000;
 
     static final QueryParams PARAMS = QueriesTest.PARAMS;
 
@@ -123,56 +123,54 @@ class FailureInjectionTest {
                 .isTrue();
         while (injected < wanted && !cluster.finished(job)) {
             Thread.sleep(200 + random.nextInt(900));
-            if (cluster.finished(job)) {
-                break;
-            }
             Fault fault = order.get(injected % order.size());
+            int failuresBefore = cluster.rootFailures(job);
+            long restoresBefore = cluster.restoredCheckpoints(job);
             System.out.println(runId + ": injecting " + fault);
-            inject(fault, job, random);
+            inject(fault, random);
+            boolean hit =
+                    FaultyCluster.waitFor(
+                            () -> cluster.rootFailures(job) > failuresBefore,
+                            Duration.ofSeconds(15));
+            // Disarm what did not fire (the job may have been finishing).
+            FaultyCluster.USER_FAULT.set(false);
+            cluster.disk.heal();
+            if (!hit) {
+                System.out.println(runId + ": " + fault + " hit no task");
+                continue;
+            }
             injected++;
             // Let the job restore and complete a checkpoint before the next fault.
-            long checkpoints = cluster.completedCheckpoints(job);
-            cluster.awaitCheckpoints(job, checkpoints, 1, Duration.ofSeconds(60));
+            FaultyCluster.waitFor(
+                    () ->
+                            cluster.restoredCheckpoints(job) > restoresBefore
+                                    || cluster.finished(job),
+                    Duration.ofSeconds(60));
+            cluster.awaitCheckpoints(
+                    job, cluster.completedCheckpoints(job), 1, Duration.ofSeconds(60));
         }
         long restored = cluster.restoredCheckpoints(job);
-        int failures = cluster.failures(job).size();
         JobResult result = cluster.await(job);
         assertThat(result.isSuccess())
                 .as("%s finished: %s", runId, result.getSerializedThrowable())
                 .isTrue();
-        assertThat(injected).as("faults injected before the job finished").isEqualTo(wanted);
-        assertThat(failures).as("job failures seen").isGreaterThanOrEqualTo(wanted);
+        assertThat(injected).as("faults that failed the job before it finished").isEqualTo(wanted);
         assertThat(restored).as("restores from a checkpoint").isGreaterThanOrEqualTo(wanted);
         assertThat(FaultyCluster.results(runId))
                 .as("%s output after %d faults", runId, injected)
                 .isEqualTo(EXPECTED.get(query));
     }
 
-    private void inject(Fault fault, JobID job, Random random) throws Exception {
+    private void inject(Fault fault, Random random) throws Exception {
         switch (fault) {
             case TASK_MANAGER:
                 cluster.terminateTaskManager();
                 break;
             case USER_FUNCTION:
                 FaultyCluster.USER_FAULT.set(true);
-                FaultyCluster.waitFor(
-                        () -> !FaultyCluster.USER_FAULT.get(), Duration.ofSeconds(10));
                 break;
             case STORE_IO:
-                int failuresBefore = cluster.failures(job).size();
                 cluster.disk.failWritesAfter(random.nextInt(50));
-                boolean failed =
-                        FaultyCluster.waitFor(
-                                () -> {
-                                    try {
-                                        return cluster.failures(job).size() > failuresBefore;
-                                    } catch (Exception e) {
-                                        return false;
-                                    }
-                                },
-                                Duration.ofSeconds(10));
-                cluster.disk.heal();
-                assertThat(failed).as("a task failed on the injected I/O error").isTrue();
                 break;
             default:
                 throw new IllegalArgumentException(fault.toString());

@@ -189,25 +189,49 @@ final class FaultyCluster implements AutoCloseable {
 
     // ------------------------------------------------------------------ observing
 
-    JobStatus status(JobID job) throws Exception {
-        return cluster.getJobStatus(job).get();
+    JobStatus status(JobID job) {
+        try {
+            return cluster.getJobStatus(job).get();
+        } catch (Exception e) {
+            throw new IllegalStateException("Could not get the status of job " + job, e);
+        }
     }
 
-    boolean finished(JobID job) throws Exception {
+    boolean finished(JobID job) {
         return status(job).isGloballyTerminalState();
     }
 
-    long completedCheckpoints(JobID job) throws Exception {
-        CheckpointStatsSnapshot stats =
-                cluster.getExecutionGraph(job).get().getCheckpointStatsSnapshot();
+    private CheckpointStatsSnapshot checkpointStats(JobID job) {
+        try {
+            return cluster.getExecutionGraph(job).get().getCheckpointStatsSnapshot();
+        } catch (Exception e) {
+            throw new IllegalStateException("Could not get the checkpoints of job " + job, e);
+        }
+    }
+
+    long completedCheckpoints(JobID job) {
+        CheckpointStatsSnapshot stats = checkpointStats(job);
         return stats == null ? 0 : stats.getCounts().getNumberOfCompletedCheckpoints();
     }
 
     /** How often the job restored from a checkpoint (as opposed to starting from scratch). */
-    long restoredCheckpoints(JobID job) throws Exception {
-        CheckpointStatsSnapshot stats =
-                cluster.getExecutionGraph(job).get().getCheckpointStatsSnapshot();
+    long restoredCheckpoints(JobID job) {
+        CheckpointStatsSnapshot stats = checkpointStats(job);
         return stats == null ? 0 : stats.getCounts().getNumberOfRestoredCheckpoints();
+    }
+
+    /** How often the job failed (root failures; a failure hitting several tasks counts once). */
+    int rootFailures(JobID job) {
+        try {
+            int n = 0;
+            for (RootExceptionHistoryEntry ignored :
+                    cluster.getExecutionGraphInfo(job).get().getExceptionHistory()) {
+                n++;
+            }
+            return n;
+        } catch (Exception e) {
+            throw new IllegalStateException("Could not get the failures of job " + job, e);
+        }
     }
 
     String latestCheckpointPath(JobID job) throws Exception {
@@ -246,15 +270,7 @@ final class FaultyCluster implements AutoCloseable {
     /** Waits until the job has completed {@code n} checkpoints more than {@code before}. */
     boolean awaitCheckpoints(JobID job, long before, long n, Duration timeout)
             throws InterruptedException {
-        return waitFor(
-                () -> {
-                    try {
-                        return finished(job) || completedCheckpoints(job) >= before + n;
-                    } catch (Exception e) {
-                        return false;
-                    }
-                },
-                timeout);
+        return waitFor(() -> finished(job) || completedCheckpoints(job) >= before + n, timeout);
     }
 
     String stopWithCanonicalSavepoint(JobID job, Path directory) throws Exception {
@@ -265,15 +281,7 @@ final class FaultyCluster implements AutoCloseable {
 
     void cancel(JobID job) throws Exception {
         cluster.cancelJob(job).get();
-        waitFor(
-                () -> {
-                    try {
-                        return finished(job);
-                    } catch (Exception e) {
-                        return false;
-                    }
-                },
-                Duration.ofSeconds(30));
+        waitFor(() -> finished(job), Duration.ofSeconds(30));
     }
 
     // ------------------------------------------------------------------ faults
