@@ -1,6 +1,7 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.SealedStore;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.aar.AarStore;
 import io.flowkv.core.aar.AarStoreOptions;
@@ -10,6 +11,7 @@ import org.apache.flink.runtime.state.KeyGroupRange;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * Window contents of tumbling and sliding windows on one AAR store, partitioned by key group.
@@ -29,30 +31,42 @@ final class AarStateStorage extends ListStorage<AarStore> {
             FlowKVSettings settings,
             KeyGroupRange keyGroups,
             int keyGroupPrefixBytes,
-            long seed)
+            long seed,
+            List<Path> manifests)
             throws IOException {
-        super(keyGroupPrefixBytes);
+        super(dir, keyGroupPrefixBytes);
+        if (manifests != null && manifests.size() != 1) {
+            throw new IOException(
+                    "An AAR storage is one store, but the snapshot of "
+                            + dir
+                            + " lists "
+                            + manifests.size()
+                            + " manifests");
+        }
         int groups = keyGroups.getNumberOfKeyGroups();
         int partitions = Math.min(AarStoreOptions.MAX_PARTITIONS, groups);
         int first = keyGroups.getStartKeyGroup();
+        AarStoreOptions options =
+                AarStoreOptions.builder(dir)
+                        .fileIo(StoreFileIo.current())
+                        .partitions(partitions)
+                        .partitioner(
+                                (key, hash, n) ->
+                                        (int)
+                                                ((long)
+                                                                (KeyBytes.keyGroupOf(
+                                                                                key,
+                                                                                keyGroupPrefixBytes)
+                                                                        - first)
+                                                        * n
+                                                        / groups))
+                        .writeBufferBytes(settings.writeBufferBytes(budget.capacity(), 2))
+                        .jitterSeed(seed)
+                        .build();
         instances.add(
-                AarStore.open(
-                        AarStoreOptions.builder(dir)
-                                .partitions(partitions)
-                                .partitioner(
-                                        (key, hash, n) ->
-                                                (int)
-                                                        ((long)
-                                                                        (KeyBytes.keyGroupOf(
-                                                                                        key,
-                                                                                        keyGroupPrefixBytes)
-                                                                                - first)
-                                                                * n
-                                                                / groups))
-                                .writeBufferBytes(settings.writeBufferBytes(budget.capacity(), 2))
-                                .jitterSeed(seed)
-                                .build(),
-                        budget));
+                manifests == null
+                        ? AarStore.open(options, budget)
+                        : AarStore.restore(options, budget, manifests.get(0)));
     }
 
     @Override
@@ -78,6 +92,11 @@ final class AarStateStorage extends ListStorage<AarStore> {
     @Override
     protected void forEachIn(AarStore instance, EntryVisitor visitor) throws IOException {
         instance.forEach(visitor);
+    }
+
+    @Override
+    protected SealedStore sealIn(AarStore instance) throws IOException {
+        return instance.seal();
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.SealedStore;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.aur.AurStore;
 import io.flowkv.core.aur.AurStoreOptions;
@@ -9,6 +10,7 @@ import io.flowkv.core.memory.MemoryBudget;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * Window contents of session, global and unknown windows on AUR stores, {@code partitions}
@@ -23,25 +25,29 @@ final class AurStateStorage extends ListStorage<AurStore> {
             MemoryBudget budget,
             FlowKVSettings settings,
             int keyGroupPrefixBytes,
-            long seed)
+            long seed,
+            List<Path> manifests)
             throws IOException {
-        super(keyGroupPrefixBytes);
-        int n = settings.partitions();
+        super(dir, keyGroupPrefixBytes);
+        int n = instanceCount(manifests, settings.partitions());
         openInstances(
                 n,
-                i ->
-                        AurStore.open(
-                                AurStoreOptions.builder(
-                                                Files.createDirectories(dir.resolve("p" + i)))
-                                        .readBatchRatio(settings.readBatchRatio())
-                                        .maxSpaceAmplification(settings.maxSpaceAmplification())
-                                        .writeBufferLimit(
-                                                settings.writeBufferBytes(budget.capacity(), 2 * n))
-                                        .prefetchBufferLimit(
-                                                Math.max(1 << 20, budget.capacity() / (4L * n)))
-                                        .jitterSeed(seed * 1_000_003L + i)
-                                        .build(),
-                                budget));
+                i -> {
+                    AurStoreOptions options =
+                            AurStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
+                                    .fileIo(StoreFileIo.current())
+                                    .readBatchRatio(settings.readBatchRatio())
+                                    .maxSpaceAmplification(settings.maxSpaceAmplification())
+                                    .writeBufferLimit(
+                                            settings.writeBufferBytes(budget.capacity(), 2 * n))
+                                    .prefetchBufferLimit(
+                                            Math.max(1 << 20, budget.capacity() / (4L * n)))
+                                    .jitterSeed(seed * 1_000_003L + i)
+                                    .build();
+                    return manifests == null
+                            ? AurStore.open(options, budget)
+                            : AurStore.restore(options, budget, manifests.get(i));
+                });
     }
 
     @Override
@@ -72,6 +78,11 @@ final class AurStateStorage extends ListStorage<AurStore> {
     @Override
     protected void forEachIn(AurStore instance, EntryVisitor visitor) throws IOException {
         instance.forEach(visitor);
+    }
+
+    @Override
+    protected SealedStore sealIn(AurStore instance) throws IOException {
+        return instance.seal();
     }
 
     @Override

@@ -11,6 +11,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.checkpoint.SnapshotType;
 import org.apache.flink.runtime.query.TaskKvStateRegistry;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
@@ -20,6 +21,7 @@ import org.apache.flink.runtime.state.InternalKeyContext;
 import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
 import org.apache.flink.runtime.state.Keyed;
 import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.LocalRecoveryConfig;
 import org.apache.flink.runtime.state.PriorityComparable;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.SavepointResources;
@@ -49,6 +51,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.RunnableFuture;
 import java.util.stream.Stream;
 
@@ -57,10 +60,12 @@ import java.util.stream.Stream;
  * store that fits how the operator uses it ({@link StoreSelector}), bound on its first access —
  * when the operator's {@code open()} has registered all its states — and logged once.
  *
- * <p>Timers stay on Flink's heap priority queues. Snapshots are full: the synchronous part flushes
- * the stores and spills their entries by key group ({@link FlowKVSnapshotStrategy}); the
- * asynchronous part writes them in Flink's canonical key-value layout, so a checkpoint or savepoint
- * of this backend restores on HashMap or RocksDB and theirs on FlowKV.
+ * <p>Timers stay on Flink's heap priority queues. Savepoints, and checkpoints unless incremental
+ * checkpoints are on, are full: the synchronous part flushes the stores and spills their entries by
+ * key group ({@link FlowKVSnapshotStrategy}); the asynchronous part writes them in Flink's
+ * canonical key-value layout, so they restore on HashMap or RocksDB and theirs on FlowKV.
+ * Incremental checkpoints seal the stores and upload only files no confirmed checkpoint holds
+ * ({@link FlowKVIncrementalSnapshotStrategy}).
  *
  * <p>Single-threaded like every keyed backend: only the task thread calls it.
  */
@@ -74,6 +79,10 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     private final HeapPriorityQueuesManager priorityQueuesManager;
     private final FlowKVSnapshotStrategy<K> snapshotStrategy;
     private final AutoCloseable memoryLease;
+    private final boolean incrementalCheckpoints;
+    private final UploadedFiles uploads;
+    private final LocalRecoveryConfig localRecovery;
+    private final UUID backendIdentifier = UUID.randomUUID();
     private long keyVersion;
     private boolean disposed;
 
@@ -92,7 +101,10 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             StoreBinder binder,
             LinkedHashMap<String, RegisteredState> restoredStates,
             HeapPriorityQueuesManager priorityQueuesManager,
-            AutoCloseable memoryLease) {
+            AutoCloseable memoryLease,
+            boolean incrementalCheckpoints,
+            UploadedFiles uploads,
+            LocalRecoveryConfig localRecovery) {
         super(
                 kvStateRegistry,
                 keySerializer,
@@ -112,6 +124,9 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         this.states = restoredStates;
         this.priorityQueuesManager = priorityQueuesManager;
         this.memoryLease = memoryLease;
+        this.incrementalCheckpoints = incrementalCheckpoints;
+        this.uploads = uploads;
+        this.localRecovery = localRecovery;
         this.snapshotStrategy =
                 new FlowKVSnapshotStrategy<>(
                         this,
@@ -436,6 +451,20 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         }
 
         @Override
+        public List<io.flowkv.core.SealedStore> seal() throws IOException {
+            return target().seal();
+        }
+
+        @Override
+        public java.nio.file.Path directory() {
+            try {
+                return target().directory();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
         public void close() {}
     }
 
@@ -572,6 +601,28 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             @Nonnull CheckpointStreamFactory streamFactory,
             @Nonnull CheckpointOptions checkpointOptions)
             throws Exception {
+        SnapshotType type = checkpointOptions.getCheckpointType();
+        if (incrementalCheckpoints && !type.isSavepoint()) {
+            // Only the FORWARD_BACKWARD strategy lets a checkpoint refer to earlier uploads; the
+            // first checkpoint after a no-claim restore (FORWARD) uploads every file.
+            boolean reuse =
+                    type.getSharingFilesStrategy()
+                            == SnapshotType.SharingFilesStrategy.FORWARD_BACKWARD;
+            return new SnapshotStrategyRunner<>(
+                            "FlowKV incremental snapshot",
+                            new FlowKVIncrementalSnapshotStrategy<>(
+                                    this,
+                                    getKeySerializer(),
+                                    keyGroupRange,
+                                    binder.factory().baseDirectory(),
+                                    backendIdentifier,
+                                    uploads,
+                                    localRecovery,
+                                    reuse),
+                            cancelStreamRegistry,
+                            org.apache.flink.runtime.state.SnapshotExecutionType.ASYNCHRONOUS)
+                    .snapshot(checkpointId, timestamp, streamFactory, checkpointOptions);
+        }
         return new SnapshotStrategyRunner<>(
                         "FlowKV full snapshot",
                         snapshotStrategy,
@@ -589,10 +640,14 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     }
 
     @Override
-    public void notifyCheckpointComplete(long checkpointId) {}
+    public void notifyCheckpointComplete(long checkpointId) {
+        uploads.completed(checkpointId);
+    }
 
     @Override
-    public void notifyCheckpointAborted(long checkpointId) {}
+    public void notifyCheckpointAborted(long checkpointId) {
+        uploads.aborted(checkpointId);
+    }
 
     @Override
     public String getBackendTypeIdentifier() {

@@ -4,6 +4,7 @@ import io.flowkv.core.memory.MemoryBudget;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -19,6 +20,7 @@ import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.DefaultOperatorStateBackendBuilder;
 import org.apache.flink.runtime.state.HeapPriorityQueuesManager;
 import org.apache.flink.runtime.state.InternalKeyContextImpl;
+import org.apache.flink.runtime.state.LocalRecoveryConfig;
 import org.apache.flink.runtime.state.OperatorStateBackend;
 import org.apache.flink.runtime.state.StateSerializerProvider;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
@@ -48,8 +50,10 @@ import java.util.regex.Pattern;
  * stores chosen per state (AAR, AUR, RMW, or the general store), with off-heap buffers drawn from
  * the slot's Flink managed memory; operator state uses Flink's default operator state backend.
  *
- * <p>Snapshots are full and in Flink's canonical layout, so checkpoints and savepoints restore with
- * any parallelism, and savepoints move between FlowKV, HashMap and RocksDB.
+ * <p>Savepoints, and checkpoints unless {@code execution.checkpointing.incremental} is on, are full
+ * snapshots in Flink's canonical layout: they restore with any parallelism, and move between
+ * FlowKV, HashMap and RocksDB. Incremental checkpoints upload only the store files earlier
+ * checkpoints do not hold ({@link FlowKVIncrementalSnapshotStrategy}).
  */
 public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         implements ConfigurableStateBackend {
@@ -69,16 +73,25 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
 
     private final FlowKVSettings settings;
 
+    /** Flink's {@code execution.checkpointing.incremental}, as configured for this job. */
+    private final boolean incrementalCheckpoints;
+
     public FlowKVStateBackend() {
-        this(settingsFrom(new org.apache.flink.configuration.Configuration()));
+        this(
+                settingsFrom(new org.apache.flink.configuration.Configuration()),
+                CheckpointingOptions.INCREMENTAL_CHECKPOINTS.defaultValue());
     }
 
-    private FlowKVStateBackend(FlowKVSettings settings) {
+    private FlowKVStateBackend(FlowKVSettings settings, boolean incrementalCheckpoints) {
         this.settings = settings;
+        this.incrementalCheckpoints = incrementalCheckpoints;
     }
 
     private FlowKVStateBackend(FlowKVStateBackend original, ReadableConfig config) {
         this.settings = settingsFrom(config);
+        this.incrementalCheckpoints =
+                config.getOptional(CheckpointingOptions.INCREMENTAL_CHECKPOINTS)
+                        .orElse(original.incrementalCheckpoints);
         this.latencyTrackingConfigBuilder = original.latencyTrackingConfigBuilder.configure(config);
         this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
     }
@@ -116,9 +129,15 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         return "FlowKVStateBackend";
     }
 
+    /** Whether checkpoints (not savepoints) are incremental: share store files across them. */
+    public boolean isIncrementalCheckpointsEnabled() {
+        return incrementalCheckpoints;
+    }
+
     @Override
     public boolean supportsNoClaimRestoreMode() {
-        // Snapshots are self-contained full snapshots: nothing is shared with earlier ones.
+        // Full snapshots are self-contained; an incremental checkpoint taken with Flink's
+        // FORWARD sharing strategy (the first one after a no-claim restore) uploads every file.
         return true;
     }
 
@@ -206,17 +225,37 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
 
         StateSerializerProvider<K> keySerializerProvider =
                 StateSerializerProvider.fromNewRegisteredSerializer(parameters.getKeySerializer());
-        new FlowKVRestoreOperation<>(
-                        parameters.getKeyGroupRange(),
-                        numberOfKeyGroups,
-                        userClassLoader,
-                        keySerializerProvider,
-                        keyGroupPrefixBytes,
-                        states,
-                        queues,
-                        queueFactory,
-                        binder)
-                .restore(parameters.getStateHandles());
+        UploadedFiles uploads = new UploadedFiles();
+        if (FlowKVIncrementalRestoreOperation.isIncremental(parameters.getStateHandles())) {
+            new FlowKVIncrementalRestoreOperation<>(
+                            parameters.getKeyGroupRange(),
+                            numberOfKeyGroups,
+                            userClassLoader,
+                            keySerializerProvider,
+                            keyGroupPrefixBytes,
+                            states,
+                            queues,
+                            queueFactory,
+                            binder,
+                            uploads)
+                    .restore(parameters.getStateHandles());
+        } else {
+            new FlowKVRestoreOperation<>(
+                            parameters.getKeyGroupRange(),
+                            numberOfKeyGroups,
+                            userClassLoader,
+                            keySerializerProvider,
+                            keyGroupPrefixBytes,
+                            states,
+                            queues,
+                            queueFactory,
+                            binder)
+                    .restore(parameters.getStateHandles());
+        }
+        LocalRecoveryConfig localRecovery =
+                env.getTaskStateManager() == null
+                        ? LocalRecoveryConfig.BACKUP_AND_RECOVERY_DISABLED
+                        : env.getTaskStateManager().createLocalRecoveryConfig();
         TypeSerializer<K> keySerializer = keySerializerProvider.currentSchemaSerializer();
 
         InternalKeyContextImpl<K> keyContext =
@@ -247,7 +286,10 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 binder,
                 states,
                 priorityQueues,
-                lease);
+                lease,
+                incrementalCheckpoints,
+                uploads,
+                localRecovery);
     }
 
     /** A fresh directory for one keyed backend, on one of the configured or TaskManager dirs. */

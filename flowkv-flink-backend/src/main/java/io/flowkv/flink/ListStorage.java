@@ -1,10 +1,12 @@
 package io.flowkv.flink;
 
+import java.nio.file.Path;
+
 /** A storage of list elements only (the appending stores): value operations are a caller bug. */
 abstract class ListStorage<S extends AutoCloseable> extends PartitionedStorage<S> {
 
-    ListStorage(int keyGroupPrefixBytes) {
-        super(keyGroupPrefixBytes);
+    ListStorage(Path directory, int keyGroupPrefixBytes) {
+        super(directory, keyGroupPrefixBytes);
     }
 
     @Override

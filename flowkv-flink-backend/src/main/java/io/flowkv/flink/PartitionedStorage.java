@@ -1,8 +1,10 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.SealedStore;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,10 +15,17 @@ import java.util.List;
  */
 abstract class PartitionedStorage<S extends AutoCloseable> implements StateStorage {
     protected final List<S> instances = new ArrayList<>();
+    private final Path directory;
     private final int keyGroupPrefixBytes;
 
-    PartitionedStorage(int keyGroupPrefixBytes) {
+    PartitionedStorage(Path directory, int keyGroupPrefixBytes) {
+        this.directory = directory;
         this.keyGroupPrefixBytes = keyGroupPrefixBytes;
+    }
+
+    @Override
+    public Path directory() {
+        return directory;
     }
 
     protected S instanceFor(byte[] key) {
@@ -55,6 +64,22 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
     }
 
     protected abstract void forEachIn(S instance, EntryVisitor visitor) throws IOException;
+
+    protected abstract SealedStore sealIn(S instance) throws IOException;
+
+    @Override
+    public List<SealedStore> seal() throws IOException {
+        List<SealedStore> sealed = new ArrayList<>(instances.size());
+        for (S instance : instances) {
+            sealed.add(sealIn(instance));
+        }
+        return sealed;
+    }
+
+    /** How many instances a restored storage has: one per sealed manifest, else {@code fresh}. */
+    protected static int instanceCount(List<Path> manifests, int fresh) {
+        return manifests == null ? fresh : manifests.size();
+    }
 
     @Override
     public void forEach(EntryVisitor visitor) throws IOException {

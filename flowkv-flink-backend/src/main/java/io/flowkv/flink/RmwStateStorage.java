@@ -1,6 +1,7 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.SealedStore;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.rmw.RmwStore;
@@ -10,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * A storage on RMW stores: aggregating/reducing window state (RMW) and every state that is not
@@ -34,24 +36,28 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
             MemoryBudget budget,
             FlowKVSettings settings,
             int keyGroupPrefixBytes,
-            long seed)
+            long seed,
+            List<Path> manifests)
             throws IOException {
-        super(keyGroupPrefixBytes);
+        super(dir, keyGroupPrefixBytes);
         this.pattern = pattern;
         this.list = list;
-        int n = settings.partitions();
+        int n = instanceCount(manifests, settings.partitions());
         openInstances(
                 n,
-                i ->
-                        RmwStore.open(
-                                RmwStoreOptions.builder(
-                                                Files.createDirectories(dir.resolve("p" + i)))
-                                        .maxSpaceAmplification(settings.maxSpaceAmplification())
-                                        .writeBufferBytes(
-                                                settings.writeBufferBytes(budget.capacity(), 4 * n))
-                                        .jitterSeed(seed * 1_000_003L + i)
-                                        .build(),
-                                budget));
+                i -> {
+                    RmwStoreOptions options =
+                            RmwStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
+                                    .fileIo(StoreFileIo.current())
+                                    .maxSpaceAmplification(settings.maxSpaceAmplification())
+                                    .writeBufferBytes(
+                                            settings.writeBufferBytes(budget.capacity(), 4 * n))
+                                    .jitterSeed(seed * 1_000_003L + i)
+                                    .build();
+                    return manifests == null
+                            ? RmwStore.open(options, budget)
+                            : RmwStore.restore(options, budget, manifests.get(i));
+                });
     }
 
     @Override
@@ -132,6 +138,11 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
                             encoded,
                             (buf, off, len) -> visitor.visit(key, namespace, buf, off, len));
                 });
+    }
+
+    @Override
+    protected SealedStore sealIn(RmwStore instance) throws IOException {
+        return instance.seal();
     }
 
     @Override

@@ -1,10 +1,13 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.SealedStore;
 import io.flowkv.core.ValueConsumer;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
 
 /**
  * Where one registered state's entries live: the FlowKV store chosen for it, split into partition
@@ -38,4 +41,14 @@ interface StateStorage extends Closeable {
             throws IOException {}
 
     void flush() throws IOException;
+
+    /**
+     * Seals every store instance, in instance order: flushes, closes the files being written and
+     * writes a manifest per instance (see {@link SealedStore}). The listed files stay immutable,
+     * but the store may delete them once it is called again.
+     */
+    List<SealedStore> seal() throws IOException;
+
+    /** The directory holding every file of this storage. */
+    Path directory();
 }

@@ -7,6 +7,7 @@ import org.apache.flink.runtime.state.KeyGroupRange;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -54,17 +55,52 @@ final class StorageFactory {
                                         .replaceAll("[^a-zA-Z0-9\\-]", "_")
                                         .toLowerCase(Locale.ROOT));
         Files.createDirectories(dir);
+        return open(stateId, dir, pattern, list, keyGroups, null);
+    }
+
+    /**
+     * Reopens a storage sealed into {@code manifests} (one per store instance, in instance order),
+     * whose files are already under {@code dir}. {@code writtenFor} is the key group range the
+     * storage was written for: it fixes how the AAR store splits key groups into partitions.
+     */
+    StateStorage restore(
+            int stateId,
+            Path dir,
+            StorePattern pattern,
+            boolean list,
+            KeyGroupRange writtenFor,
+            List<Path> manifests)
+            throws IOException {
+        return open(stateId, dir, pattern, list, writtenFor, manifests);
+    }
+
+    private StateStorage open(
+            int stateId,
+            Path dir,
+            StorePattern pattern,
+            boolean list,
+            KeyGroupRange range,
+            List<Path> manifests)
+            throws IOException {
         long stateSeed = seed * 31 + stateId;
         switch (pattern) {
             case AAR:
                 return new AarStateStorage(
-                        dir, budget, settings, keyGroups, keyGroupPrefixBytes, stateSeed);
+                        dir, budget, settings, range, keyGroupPrefixBytes, stateSeed, manifests);
             case AUR:
-                return new AurStateStorage(dir, budget, settings, keyGroupPrefixBytes, stateSeed);
+                return new AurStateStorage(
+                        dir, budget, settings, keyGroupPrefixBytes, stateSeed, manifests);
             case RMW:
             case GENERIC:
                 return new RmwStateStorage(
-                        pattern, list, dir, budget, settings, keyGroupPrefixBytes, stateSeed);
+                        pattern,
+                        list,
+                        dir,
+                        budget,
+                        settings,
+                        keyGroupPrefixBytes,
+                        stateSeed,
+                        manifests);
             default:
                 throw new IllegalArgumentException("Unknown store pattern " + pattern);
         }

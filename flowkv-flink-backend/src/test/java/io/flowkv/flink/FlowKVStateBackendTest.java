@@ -1,5 +1,7 @@
 package io.flowkv.flink;
 
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.CheckpointStorage;
 import org.apache.flink.runtime.state.ConfigurableStateBackend;
@@ -18,15 +20,22 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
-/** Flink's own conformance suite for keyed state backends, run on FlowKV. */
+/**
+ * Flink's own conformance suite for keyed state backends, run on FlowKV with full and with
+ * incremental checkpoints, on both checkpoint storages.
+ */
 @ExtendWith(ParameterizedTestExtension.class)
 class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
 
     @TempDir static java.nio.file.Path tempFolder;
 
-    @Parameter public SupplierWithException<CheckpointStorage, IOException> storageSupplier;
+    @Parameter(0)
+    public SupplierWithException<CheckpointStorage, IOException> storageSupplier;
 
-    @Parameters
+    @Parameter(1)
+    public boolean incremental;
+
+    @Parameters(name = "storage={0}, incremental={1}")
     public static List<Object[]> checkpointStorages() {
         SupplierWithException<CheckpointStorage, IOException> jobManager =
                 JobManagerCheckpointStorage::new;
@@ -34,12 +43,17 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
                 () ->
                         new FileSystemCheckpointStorage(
                                 new Path(tempFolder.resolve("checkpoints").toUri()), 0, -1);
-        return Arrays.asList(new Object[][] {{jobManager}, {fileSystem}});
+        return Arrays.asList(
+                new Object[][] {
+                    {jobManager, false}, {fileSystem, false}, {jobManager, true}, {fileSystem, true}
+                });
     }
 
     @Override
     protected ConfigurableStateBackend getStateBackend() {
-        return new FlowKVStateBackend();
+        Configuration config = new Configuration();
+        config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
+        return new FlowKVStateBackend().configure(config, getClass().getClassLoader());
     }
 
     @Override
