@@ -14,7 +14,9 @@ import org.apache.flink.util.TimeUtils;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Runs one NEXMark query: embedded on a MiniCluster when started with {@code java}, on the cluster
@@ -34,7 +36,8 @@ public final class NexmarkRunner {
                     + "  [--window 10s] [--slide 5s] [--gap 10s] [--out-of-orderness 100ms]\n"
                     + "  [--parallelism P (1)] [--checkpoint-interval D] [--checkpoint-dir URI]\n"
                     + "  [--managed-memory 512m: embedded TaskManager's managed memory]\n"
-                    + "  [--progress-interval 5s]";
+                    + "  [--progress-interval 5s]\n"
+                    + "  [--conf key=value: a Flink configuration entry, repeatable]";
 
     private NexmarkRunner() {}
 
@@ -49,7 +52,8 @@ public final class NexmarkRunner {
             Duration checkpointInterval,
             String checkpointDir,
             String managedMemory,
-            Duration progressInterval) {
+            Duration progressInterval,
+            Map<String, String> conf) {
 
         static Options parse(String[] args) {
             Query query = null;
@@ -67,6 +71,7 @@ public final class NexmarkRunner {
             String checkpointDir = null;
             String managedMemory = "512m";
             Duration progress = Duration.ofSeconds(5);
+            Map<String, String> conf = new LinkedHashMap<>();
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
                 if (!arg.startsWith("--") && query == null) {
@@ -96,6 +101,14 @@ public final class NexmarkRunner {
                     case "--checkpoint-dir" -> checkpointDir = value;
                     case "--managed-memory" -> managedMemory = value;
                     case "--progress-interval" -> progress = TimeUtils.parseDuration(value);
+                    case "--conf" -> {
+                        int eq = value.indexOf('=');
+                        if (eq <= 0) {
+                            throw new IllegalArgumentException(
+                                    "--conf expects key=value, got '" + value + "'");
+                        }
+                        conf.put(value.substring(0, eq).trim(), value.substring(eq + 1).trim());
+                    }
                     default -> throw new IllegalArgumentException("Unknown option " + arg);
                 }
             }
@@ -115,7 +128,8 @@ public final class NexmarkRunner {
                     checkpointInterval,
                     checkpointDir,
                     managedMemory,
-                    progress);
+                    progress,
+                    Map.copyOf(conf));
         }
     }
 
@@ -171,7 +185,8 @@ public final class NexmarkRunner {
     }
 
     static Result run(Options options, PrintStream progress) throws Exception {
-        Configuration conf = new Configuration();
+        // --conf entries first: the dedicated options below win over them.
+        Configuration conf = Configuration.fromMap(options.conf());
         if (options.backend() != null) {
             conf.set(StateBackendOptions.STATE_BACKEND, options.backend());
         }
