@@ -1,6 +1,7 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.StoreStats;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -55,6 +56,17 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
     }
 
     protected abstract void forEachIn(S instance, EntryVisitor visitor) throws IOException;
+
+    protected abstract StoreStats statsOf(S instance);
+
+    @Override
+    public List<StoreStats> stats() {
+        List<StoreStats> out = new ArrayList<>(instances.size());
+        for (S instance : instances) {
+            out.add(statsOf(instance));
+        }
+        return out;
+    }
 
     @Override
     public void forEach(EntryVisitor visitor) throws IOException {

@@ -1,10 +1,12 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.List;
 
 /**
  * Where one registered state's entries live: the FlowKV store chosen for it, split into partition
@@ -38,4 +40,9 @@ interface StateStorage extends Closeable {
             throws IOException {}
 
     void flush() throws IOException;
+
+    /** The statistics of the store instances behind this state; empty when it has none. */
+    default List<StoreStats> stats() {
+        return List.of();
+    }
 }

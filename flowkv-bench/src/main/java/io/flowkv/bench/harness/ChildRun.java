@@ -11,6 +11,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -47,6 +48,18 @@ final class ChildRun {
                     "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
     private static final Pattern PROGRESS = Pattern.compile("events=(\\d+)/\\d+");
+
+    /**
+     * When the child submitted its job and saw it finish, with its /proc counters at those moments,
+     * so that CPU, disk and JFR samples can be counted for the job alone, without the JVM's and the
+     * MiniCluster's start-up and shutdown.
+     */
+    static final class Marks {
+        volatile Instant submitted;
+        volatile ProcStats atSubmit;
+        volatile Instant finished;
+        volatile ProcStats atFinish;
+    }
 
     /** Where and how children run. */
     record Env(
@@ -129,9 +142,17 @@ final class ChildRun {
         long pid = process.pid();
         AtomicLong lastProgressNanos = new AtomicLong(System.nanoTime());
         AtomicLong lastEvents = new AtomicLong(-1);
+        Marks marks = new Marks();
         Thread stderrPump =
                 new Thread(
-                        () -> pumpStderr(process, runDir, onEvents, lastEvents, lastProgressNanos),
+                        () ->
+                                pumpStderr(
+                                        process,
+                                        runDir,
+                                        onEvents,
+                                        lastEvents,
+                                        lastProgressNanos,
+                                        marks),
                         "child-stderr");
         stderrPump.setDaemon(true);
         stderrPump.start();
@@ -164,9 +185,12 @@ final class ChildRun {
         int exit = process.exitValue();
 
         row.set(Column.WALL_S, wall);
-        row.set(Column.CPU_S, last.cpuSeconds());
-        row.set(Column.READ_BYTES, last.readBytes());
-        row.set(Column.WRITE_BYTES, last.writeBytes());
+        // The job's share when the child reported both ends of it, else the whole process.
+        ProcStats from = marks.atSubmit != null ? marks.atSubmit : new ProcStats(0, 0, 0);
+        ProcStats to = marks.atFinish != null ? marks.atFinish : last;
+        row.set(Column.CPU_S, to.cpuSeconds() - from.cpuSeconds());
+        row.set(Column.READ_BYTES, to.readBytes() - from.readBytes());
+        row.set(Column.WRITE_BYTES, to.writeBytes() - from.writeBytes());
         row.set(Column.PEAK_DISK_BYTES, peakDisk);
 
         String stderr = tail(runDir.resolve("stderr.log"), 200_000);
@@ -192,7 +216,7 @@ final class ChildRun {
         Path jfr = runDir.resolve("run.jfr");
         if (env.jfr() && Files.exists(jfr)) {
             try {
-                JfrBreakdown.of(jfr).fill(row);
+                JfrBreakdown.of(jfr, marks.submitted, marks.finished).fill(row);
             } catch (IOException e) {
                 System.err.println("bench: cannot read " + jfr + ": " + e.getMessage());
             }
@@ -212,7 +236,8 @@ final class ChildRun {
             Path runDir,
             LongConsumer onEvents,
             AtomicLong lastEvents,
-            AtomicLong lastProgressNanos) {
+            AtomicLong lastProgressNanos,
+            Marks marks) {
         try (BufferedReader in =
                         new BufferedReader(
                                 new InputStreamReader(
@@ -223,6 +248,13 @@ final class ChildRun {
             String line;
             while ((line = in.readLine()) != null) {
                 log.println(line);
+                if (marks.submitted == null && line.matches("\\[[a-z0-9-]+\\] backend=.*")) {
+                    marks.atSubmit = readQuietly(process.pid());
+                    marks.submitted = Instant.now();
+                } else if (marks.finished == null && line.contains("] job finished:")) {
+                    marks.atFinish = readQuietly(process.pid());
+                    marks.finished = Instant.now();
+                }
                 Matcher m = PROGRESS.matcher(line);
                 if (m.find()) {
                     long events = Long.parseLong(m.group(1));
@@ -237,6 +269,14 @@ final class ChildRun {
             }
         } catch (IOException e) {
             // the child is gone; what it printed is in stderr.log
+        }
+    }
+
+    private static ProcStats readQuietly(long pid) {
+        try {
+            return ProcStats.read(pid);
+        } catch (IOException | RuntimeException e) {
+            return null;
         }
     }
 

@@ -7,6 +7,7 @@ import jdk.jfr.consumer.RecordingFile;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -34,7 +35,11 @@ final class JfrBreakdown {
         }
     }
 
-    static JfrBreakdown of(Path recording) throws IOException {
+    /**
+     * Counts the samples of {@code recording} taken between {@code from} and {@code to} (either
+     * null: unbounded).
+     */
+    static JfrBreakdown of(Path recording, Instant from, Instant to) throws IOException {
         JfrBreakdown b = new JfrBreakdown();
         try (RecordingFile file = new RecordingFile(recording)) {
             while (file.hasMoreEvents()) {
@@ -42,6 +47,10 @@ final class JfrBreakdown {
                 String type = e.getEventType().getName();
                 boolean execution = type.equals(EXECUTION_SAMPLE);
                 if (!execution && !type.equals(NATIVE_SAMPLE)) {
+                    continue;
+                }
+                if ((from != null && e.getStartTime().isBefore(from))
+                        || (to != null && e.getStartTime().isAfter(to))) {
                     continue;
                 }
                 RecordedStackTrace stack = e.getStackTrace();

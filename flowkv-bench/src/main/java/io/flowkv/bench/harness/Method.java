@@ -75,10 +75,10 @@ final class Method {
 
                 **CPU and disk.** CPU time is utime + stime of the child from \
                 `/proc/<pid>/stat`, disk traffic `read_bytes`/`write_bytes` of `/proc/<pid>/io` \
-                (bytes that reached the block layer), both sampled every 250 ms until the child \
-                exits; peak disk is the largest size of the run's temp directories, sampled every \
+                (bytes that reached the block layer), read when the child reports its job \
+                submitted and finished, so JVM and MiniCluster start-up are not counted; peak disk is the largest size of the run's temp directories, sampled every \
                 second. The split by component comes from a JFR recording of each run (`default` \
-                settings: 20 ms sampling). Groups: FlowKV (`io.flowkv.core`, `io.flowkv.flink`), \
+                settings: 20 ms sampling), counting the samples taken while the job ran. Groups: FlowKV (`io.flowkv.core`, `io.flowkv.flink`), \
                 RocksDB/ForSt (`org.rocksdb`, `org.forstdb`, `org.apache.flink.state.rocksdb`, \
                 `org.apache.flink.state.forst`), heap backend \
                 (`org.apache.flink.runtime.state.heap`), serialization (Flink's type serializers \

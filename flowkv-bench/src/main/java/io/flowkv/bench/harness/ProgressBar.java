@@ -88,9 +88,12 @@ final class ProgressBar {
             RunSpec spec = plan.get(current);
             double expected = expectedSeconds(spec);
             double elapsed = (System.nanoTime() - currentStart) / 1e9;
-            double byEvents =
-                    done > 0 ? elapsed * (spec.plan().events() - done) / done : expected - elapsed;
-            eta += Math.max(0, byEvents);
+            // The first events are slow (JIT, start-up): extrapolate from them only past 10%.
+            double remaining =
+                    done * 10 > spec.plan().events()
+                            ? elapsed * (spec.plan().events() - done) / done
+                            : expected - elapsed;
+            eta += Math.max(0, remaining);
         }
         return eta;
     }

@@ -129,7 +129,7 @@ final class Report {
     static String cell(List<Row> rows, Column c, double scale, String format) {
         List<Double> v = values(rows, c);
         if (v.isEmpty()) {
-            return failures(rows);
+            return failures(rows) + " (" + rows.size() + "/" + rows.size() + ")";
         }
         String s = String.format(Locale.ROOT, format, Stats.median(v) / scale);
         if (v.size() > 1) {
@@ -268,7 +268,7 @@ final class Report {
         md.append("## Where the time goes (Figure 10)\n\n");
         md.append(
                 "Per query and backend, medians over the successful repetitions: CPU seconds of the"
-                        + " child JVM per million events (user + system, start-up included), the"
+                        + " child JVM per million events (user + system, while the job ran), the"
                         + " share of JFR samples per group (rule in the method section), the CPU"
                         + " seconds per million events in state access (FlowKV + RocksDB/ForSt +"
                         + " heap backend share x CPU), and the bytes read from and written to"

@@ -1,7 +1,8 @@
 package io.flowkv.bench.harness;
 
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.EnumMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -33,12 +34,10 @@ final class Row {
         if (Double.isNaN(v) || Double.isInfinite(v)) {
             return set(c, "");
         }
-        String s = String.format(Locale.ROOT, "%.6g", v);
-        // %.6g may print 1.00000e+06; keep plain digits for humans reading the CSV
-        if (s.contains("e")) {
-            s = String.format(Locale.ROOT, "%.1f", v);
-        }
-        return set(c, s);
+        // nine significant digits, plain notation: exact enough, and readable in the CSV
+        return set(
+                c,
+                new BigDecimal(v).round(new MathContext(9)).stripTrailingZeros().toPlainString());
     }
 
     long getLong(Column c) {

@@ -30,7 +30,8 @@ final class Stats {
         if (p == 50 && n % 2 == 0) {
             return (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
         }
-        int rank = (int) Math.ceil(p / 100 * n);
+        // the epsilon keeps 99.9% of 1000 at rank 999 despite binary rounding
+        int rank = (int) Math.ceil(p / 100 * n - 1e-9);
         return sorted[Math.max(0, Math.min(n - 1, rank - 1))];
     }
 
