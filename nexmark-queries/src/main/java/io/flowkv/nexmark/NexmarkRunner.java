@@ -37,7 +37,11 @@ public final class NexmarkRunner {
                     + "  [--parallelism P (1)] [--checkpoint-interval D] [--checkpoint-dir URI]\n"
                     + "  [--managed-memory 512m: embedded TaskManager's managed memory]\n"
                     + "  [--progress-interval 5s]\n"
-                    + "  [--conf key=value: a Flink configuration entry, repeatable]";
+                    + "  [--conf key=value: a Flink configuration entry, repeatable]\n"
+                    + "  [--pace-to-event-time: event time = wall-clock time, starting"
+                    + " --start-delay (5s) from now; --max-rate is then ignored]\n"
+                    + "  [--latency-out PREFIX: write '<sink ms> <window end ms>' per output record"
+                    + " to PREFIX.<subtask>]";
 
     private NexmarkRunner() {}
 
@@ -53,7 +57,10 @@ public final class NexmarkRunner {
             String checkpointDir,
             String managedMemory,
             Duration progressInterval,
-            Map<String, String> conf) {
+            Map<String, String> conf,
+            boolean paceToEventTime,
+            Duration startDelay,
+            String latencyOut) {
 
         static Options parse(String[] args) {
             Query query = null;
@@ -72,6 +79,9 @@ public final class NexmarkRunner {
             String managedMemory = "512m";
             Duration progress = Duration.ofSeconds(5);
             Map<String, String> conf = new LinkedHashMap<>();
+            boolean pace = false;
+            Duration startDelay = Duration.ofSeconds(5);
+            String latencyOut = null;
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
                 if (!arg.startsWith("--") && query == null) {
@@ -80,6 +90,10 @@ public final class NexmarkRunner {
                 }
                 if (arg.equals("--help") || arg.equals("-h")) {
                     throw new IllegalArgumentException("");
+                }
+                if (arg.equals("--pace-to-event-time")) {
+                    pace = true;
+                    continue;
                 }
                 if (i + 1 >= args.length) {
                     throw new IllegalArgumentException("Missing value for " + arg);
@@ -101,6 +115,8 @@ public final class NexmarkRunner {
                     case "--checkpoint-dir" -> checkpointDir = value;
                     case "--managed-memory" -> managedMemory = value;
                     case "--progress-interval" -> progress = TimeUtils.parseDuration(value);
+                    case "--start-delay" -> startDelay = TimeUtils.parseDuration(value);
+                    case "--latency-out" -> latencyOut = value;
                     case "--conf" -> {
                         int eq = value.indexOf('=');
                         if (eq <= 0) {
@@ -129,7 +145,10 @@ public final class NexmarkRunner {
                     checkpointDir,
                     managedMemory,
                     progress,
-                    Map.copyOf(conf));
+                    Map.copyOf(conf),
+                    pace,
+                    startDelay,
+                    latencyOut);
         }
     }
 
@@ -216,8 +235,23 @@ public final class NexmarkRunner {
                         ? options.backend()
                         : embedded ? "hashmap" : "cluster-default";
 
+        GeneratorConfig generator = options.generator();
+        double maxRate = options.maxRate();
+        if (options.paceToEventTime()) {
+            // Event time starts at a whole second a little ahead, so the job is up by then.
+            long now = System.currentTimeMillis();
+            long base = (now / 1000 + 1) * 1000 + options.startDelay().toMillis();
+            generator = generator.withBaseTime(base);
+            maxRate = NexmarkSplit.PACE_TO_EVENT_TIME;
+            progress.printf(
+                    Locale.ROOT,
+                    "[%s] paced to event time: event 0 at epoch ms %d, %d events/s%n",
+                    options.query().id(),
+                    base,
+                    generator.eventRate());
+        }
         Queries.buildJob(
-                env, options.query(), options.generator(), options.maxRate(), options.params());
+                env, options.query(), generator, maxRate, options.params(), options.latencyOut());
 
         Progress.reset();
         long start = System.nanoTime();

@@ -34,7 +34,8 @@ public final class NexmarkSource
     private final double maxRate;
 
     /**
-     * @param maxRate events per second over all readers in wall-clock time; 0 is unlimited
+     * @param maxRate events per second over all readers in wall-clock time; 0 is unlimited; {@link
+     *     NexmarkSplit#PACE_TO_EVENT_TIME} paces every event to its event time
      */
     public NexmarkSource(GeneratorConfig config, double maxRate) {
         this.config = config;
@@ -57,7 +58,9 @@ public final class NexmarkSource
         int count = context.currentParallelism();
         List<NexmarkSplit> splits = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            splits.add(new NexmarkSplit(config, i, count, 0, maxRate / count));
+            double splitRate =
+                    maxRate == NexmarkSplit.PACE_TO_EVENT_TIME ? maxRate : maxRate / count;
+            splits.add(new NexmarkSplit(config, i, count, 0, splitRate));
         }
         return new Enumerator(context, splits);
     }

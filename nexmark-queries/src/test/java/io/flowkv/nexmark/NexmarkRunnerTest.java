@@ -78,6 +78,27 @@ class NexmarkRunnerTest {
     }
 
     @Test
+    void shouldLeaveLatencyRecordingOffUnlessAsked() {
+        NexmarkRunner.Options plain = NexmarkRunner.Options.parse(new String[] {"q7"});
+        assertThat(plain.paceToEventTime()).isFalse();
+        assertThat(plain.latencyOut()).isNull();
+
+        NexmarkRunner.Options o =
+                NexmarkRunner.Options.parse(
+                        new String[] {
+                            "q11",
+                            "--pace-to-event-time",
+                            "--latency-out",
+                            "/tmp/lat",
+                            "--start-delay",
+                            "2s"
+                        });
+        assertThat(o.paceToEventTime()).isTrue();
+        assertThat(o.latencyOut()).isEqualTo("/tmp/lat");
+        assertThat(o.startDelay()).isEqualTo(Duration.ofSeconds(2));
+    }
+
+    @Test
     void shouldTakeTheQueryAsFirstArgument() {
         assertThat(NexmarkRunner.Options.parse(new String[] {"q11-median"}).query())
                 .isEqualTo(Query.Q11_MEDIAN);

@@ -77,7 +77,7 @@ public final class Bench {
                         o.jfr(),
                         o.keepRuns(),
                         o.stallSeconds());
-        ProgressBar bar = new ProgressBar(err, System.console() != null, all);
+        ProgressBar bar = new ProgressBar(err, System.console() != null, all, o.latencySeconds());
         err.println("bench: ETA " + ProgressBar.duration(bar.etaSeconds(0)) + " (prior rates)");
         if (o.dryRun()) {
             return 0;
@@ -86,16 +86,57 @@ public final class Bench {
         Machine.collect(o, budget).write(csvDir.resolve(Machine.FILE));
 
         int index = 0;
+        Map<String, Double> maxRates = new LinkedHashMap<>(o.maxRates());
         for (Map.Entry<String, List<RunSpec>> e : plans.entrySet()) {
             Path csv = csvDir.resolve(Plans.csvName(e.getKey()));
+            Path timeline = csvDir.resolve(Latency.TIMELINE_CSV);
+            if (e.getKey().equals("latency")) {
+                Files.writeString(timeline, Latency.timelineHeader());
+            }
             List<Row> rows = new ArrayList<>();
-            for (RunSpec spec : e.getValue()) {
+            for (RunSpec planned : e.getValue()) {
+                RunSpec spec = planned;
+                if (spec.experiment().equals(Latency.EXPERIMENT)) {
+                    Double max = maxRates.get(spec.query().id());
+                    if (max == null) {
+                        err.println(
+                                "bench: "
+                                        + spec.label()
+                                        + ": skipped, no max rate for "
+                                        + spec.query().id()
+                                        + " (its RocksDB calibration run failed)");
+                        index++;
+                        continue;
+                    }
+                    spec = Latency.resolve(spec, max, o.latencySeconds());
+                }
                 bar.start(index);
-                Row row = ChildRun.run(spec, env, bar::events);
+                ChildRun.Outcome outcome = ChildRun.run(spec, env, bar::events);
+                Row row = outcome.row();
                 bar.finish(
                         spec,
                         row.getDouble(Column.WALL_S),
                         row.ok() ? row.getDouble(Column.SECONDS) : Double.NaN);
+                if (spec.experiment().equals(Latency.CALIBRATION) && row.ok()) {
+                    maxRates.put(spec.query().id(), row.getDouble(Column.EVENTS_PER_S));
+                }
+                if (spec.paced()) {
+                    Path stderrLog = outcome.runDir().resolve("stderr.log");
+                    Latency.Analysis a =
+                            Latency.analyze(
+                                    outcome.runDir(),
+                                    spec.plan().events(),
+                                    spec.targetRate(),
+                                    outcome.finished(),
+                                    Files.exists(stderrLog) ? Files.readString(stderrLog) : "");
+                    if (a != null) {
+                        Latency.fill(row, a);
+                        Files.writeString(
+                                timeline,
+                                Latency.timelineLines(spec, a),
+                                java.nio.file.StandardOpenOption.APPEND);
+                    }
+                }
                 rows.add(row);
                 Csv.write(csv, rows);
                 err.println("bench: " + spec.label() + ": " + outcome(row));
@@ -120,6 +161,18 @@ public final class Bench {
     }
 
     static String outcome(Row row) {
+        if (row.ok() && row.has(Column.P99_MS)) {
+            return String.format(
+                    Locale.ROOT,
+                    "target %s events/s, achieved %.0f, p50 %.0f ms, p99 %.0f ms, p99.9 %.0f ms,"
+                            + " sustained %s",
+                    row.get(Column.TARGET_RATE),
+                    row.getDouble(Column.ACHIEVED_RATE),
+                    row.getDouble(Column.P50_MS),
+                    row.getDouble(Column.P99_MS),
+                    row.getDouble(Column.P999_MS),
+                    row.get(Column.SUSTAINED));
+        }
         if (!row.ok()) {
             return row.get(Column.STATUS)
                     + " after "

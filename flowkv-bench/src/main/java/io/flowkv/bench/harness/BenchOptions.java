@@ -5,9 +5,11 @@ import io.flowkv.nexmark.Query;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /** The command line of scripts/bench.sh. */
@@ -28,9 +30,12 @@ record BenchOptions(
         long stallSeconds,
         boolean dryRun,
         boolean reportOnly,
+        Map<String, Double> maxRates,
+        long latencySeconds,
+        long latencyCalibrationEvents,
         String commandLine) {
 
-    static final List<String> MODES = List.of("throughput", "sweeps", "scaling");
+    static final List<String> MODES = List.of("throughput", "sweeps", "scaling", "latency");
 
     static final String USAGE =
             String.join(
@@ -41,6 +46,8 @@ record BenchOptions(
                     "  --sweeps       FlowKV read-batch-ratio (q7-session, q11-median) and MSA"
                             + " (q7, q11-median) sweeps",
                     "  --scaling      q11-median on flowkv and rocksdb at parallelism 1 and 2",
+                    "  --latency      q7, q11-median, q11 paced to the wall clock at 25/50/75/100%"
+                            + " of RocksDB's max rate: latency percentiles",
                     "  --all          all of the above",
                     "  --quick        throughput of all queries on flowkv and rocksdb, small scale,"
                             + " 2 reps, 1M events",
@@ -63,6 +70,12 @@ record BenchOptions(
                     "  --keep-runs             keep state dirs and JFR files of every run",
                     "  --stall-timeout S       kill a run whose progress stops for S s"
                             + " (default 180)",
+                    "  --max-rates q7=R,...    latency: the queries' max rates (events/s) instead"
+                            + " of measuring them on RocksDB first",
+                    "  --latency-seconds S     latency: seconds of events per paced run"
+                            + " (default 60)",
+                    "  --latency-calibration-events N  latency: events of the max-rate runs"
+                            + " (default 3000000)",
                     "  --dry-run               print the plan, the memory split and the ETA only");
 
     static BenchOptions parse(String[] args) {
@@ -83,11 +96,15 @@ record BenchOptions(
         boolean dryRun = false;
         boolean reportOnly = false;
         boolean quick = false;
+        Map<String, Double> maxRates = new LinkedHashMap<>();
+        long latencySeconds = 60;
+        long calibrationEvents = 3_000_000;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
                 case "--help", "-h" -> throw new IllegalArgumentException("");
-                case "--throughput", "--sweeps", "--scaling" -> modes.add(a.substring(2));
+                case "--throughput", "--sweeps", "--scaling", "--latency" ->
+                        modes.add(a.substring(2));
                 case "--all" -> modes.addAll(MODES);
                 case "--quick" -> quick = true;
                 case "--report-only" -> reportOnly = true;
@@ -114,6 +131,10 @@ record BenchOptions(
                         case "--out" -> out = Path.of(v);
                         case "--runs-dir" -> runsDir = Path.of(v);
                         case "--stall-timeout" -> stall = positiveLong(a, v);
+                        case "--max-rates" -> maxRates = maxRates(v);
+                        case "--latency-seconds" -> latencySeconds = positiveLong(a, v);
+                        case "--latency-calibration-events" ->
+                                calibrationEvents = positiveLong(a, v);
                         default -> throw new IllegalArgumentException("unknown option " + a);
                     }
                 }
@@ -160,6 +181,9 @@ record BenchOptions(
                 stall,
                 dryRun,
                 reportOnly,
+                Map.copyOf(maxRates),
+                latencySeconds,
+                calibrationEvents,
                 "scripts/bench.sh " + String.join(" ", args));
     }
 
@@ -172,6 +196,20 @@ record BenchOptions(
         }
         if (out.isEmpty()) {
             throw new IllegalArgumentException("--queries names no query");
+        }
+        return out;
+    }
+
+    private static Map<String, Double> maxRates(String v) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (String kv : v.split(",")) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException(
+                        "--max-rates expects query=events_per_s,..., got '" + kv + "'");
+            }
+            String q = Query.of(kv.substring(0, eq).trim()).id();
+            out.put(q, positiveDouble("--max-rates " + q, kv.substring(eq + 1).trim()));
         }
         return out;
     }

@@ -47,6 +47,12 @@ final class ChildRun {
                     "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
                     "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
+    /** Paced runs: event time starts this long after the child builds its job. */
+    static final long START_DELAY_MS = 5_000;
+
+    /** Paced runs: the latency records go to files with this prefix in the run's directory. */
+    static final String LATENCY_PREFIX = "latency";
+
     private static final Pattern PROGRESS = Pattern.compile("events=(\\d+)/\\d+");
 
     /**
@@ -107,6 +113,11 @@ final class ChildRun {
         add(cmd, "--parallelism", Integer.toString(spec.parallelism()));
         add(cmd, "--managed-memory", b.managedBytes() + "b");
         add(cmd, "--progress-interval", "1s");
+        if (spec.paced()) {
+            cmd.add("--pace-to-event-time");
+            add(cmd, "--start-delay", START_DELAY_MS + "ms");
+            add(cmd, "--latency-out", runDir.resolve(LATENCY_PREFIX).toString());
+        }
         if (spec.checkpointIntervalMs() > 0) {
             add(cmd, "--checkpoint-interval", spec.checkpointIntervalMs() + "ms");
             add(cmd, "--checkpoint-dir", runDir.resolve("checkpoints").toUri().toString());
@@ -123,8 +134,11 @@ final class ChildRun {
         cmd.add(value);
     }
 
+    /** What a run left: its row, its directory, and when its job ended (null if unknown). */
+    record Outcome(Row row, Path runDir, Instant finished) {}
+
     /** Runs {@code spec}; {@code onEvents} hears the child's progress (events generated so far). */
-    static Row run(RunSpec spec, Env env, LongConsumer onEvents)
+    static Outcome run(RunSpec spec, Env env, LongConsumer onEvents)
             throws IOException, InterruptedException {
         Path runDir = env.runRoot().resolve(spec.dirName()).toAbsolutePath();
         deleteTree(runDir);
@@ -228,7 +242,7 @@ final class ChildRun {
                 Files.deleteIfExists(jfr);
             }
         }
-        return row;
+        return new Outcome(row, runDir, marks.finished);
     }
 
     private static void pumpStderr(

@@ -100,6 +100,25 @@ final class Method {
                 keyed backend logs when it disposes a store (`flowkv-store-stats ...`, summed \
                 over the run's stores).
 
+                **Latency** (`--latency`): Q7, Q11-Median and Q11 with the small scale's \
+                windows (10 s tumbling windows, 10 s session gap). First one unpaced RocksDB run \
+                per query (`--latency-calibration-events`, default 3M) measures its maximum rate, \
+                unless `--max-rates` gives it; then every backend runs paced at 25, 50, 75 and \
+                100% of that rate for `--latency-seconds` (default 60) of events. Paced means \
+                event `n` leaves the source no earlier than its event time, and event time starts \
+                5 s after the job is built, so event time is wall-clock time; the job passes \
+                every result through a recorder that writes the wall-clock time it reached the \
+                sink and its window's end. Latency is their difference; windows ending in the \
+                first quarter of the stream (at most 15 s) are warm-up and left out. A rate is \
+                *sustained* when the events were generated at no less than 95% of the target \
+                (events over the time from the first event time to the job's end) and the median \
+                latency of the windows ending in the stream's last quarter is at most twice that \
+                of the second quarter plus one second (otherwise latency grows without bound). \
+                The p99.9 per second of sink time is kept in `latency-timeline.csv` and plotted \
+                at the highest rate every backend sustained; run with `--checkpoint-interval` to \
+                see checkpoint-synchronized spikes. Latency runs are not compared by checksum \
+                (their windows follow the wall clock).
+
                 **Scaling**: Q11-Median on FlowKV and RocksDB at parallelism 1 and 2, the same \
                 events and the same TaskManager budget (the MiniCluster divides managed memory \
                 among its slots).

@@ -29,6 +29,11 @@ final class Plans {
             case "throughput" -> throughput(o, budget);
             case "sweeps" -> sweeps(o, budget);
             case "scaling" -> scaling(o, budget);
+            case "latency" -> {
+                List<RunSpec> runs = new ArrayList<>(Latency.calibration(o, budget));
+                runs.addAll(Latency.paced(o, budget));
+                yield runs;
+            }
             default -> throw new IllegalArgumentException("unknown mode " + mode);
         };
     }

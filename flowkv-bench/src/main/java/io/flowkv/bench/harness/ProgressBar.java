@@ -30,7 +30,10 @@ final class ProgressBar {
     private long currentStart;
     private long lastPrinted;
 
-    ProgressBar(PrintStream out, boolean terminal, List<RunSpec> plan) {
+    private final long pacedSeconds;
+
+    ProgressBar(PrintStream out, boolean terminal, List<RunSpec> plan, long pacedSeconds) {
+        this.pacedSeconds = pacedSeconds;
         this.out = out;
         this.terminal = terminal;
         this.plan = plan;
@@ -50,7 +53,7 @@ final class ProgressBar {
      * A run ended after {@code wallSeconds}, {@code jobSeconds} of them in the job (NaN if failed).
      */
     synchronized void finish(RunSpec spec, double wallSeconds, double jobSeconds) {
-        if (!Double.isNaN(jobSeconds) && jobSeconds > 0) {
+        if (!Double.isNaN(jobSeconds) && jobSeconds > 0 && !spec.paced()) {
             add(byQueryBackend, spec.query().id() + "/" + spec.backend(), spec, jobSeconds);
             add(byBackend, spec.backend(), spec, jobSeconds);
             overheadSum += Math.max(0, wallSeconds - jobSeconds);
@@ -69,6 +72,11 @@ final class ProgressBar {
 
     /** Expected wall seconds of {@code spec}. */
     synchronized double expectedSeconds(RunSpec spec) {
+        double overheadSoFar = overheadCount == 0 ? PRIOR_OVERHEAD_S : overheadSum / overheadCount;
+        if (spec.experiment().equals(Latency.EXPERIMENT)) {
+            // paced: its length is the stream's, whatever the backend
+            return pacedSeconds + ChildRun.START_DELAY_MS / 1000.0 + overheadSoFar;
+        }
         double[] a = byQueryBackend.get(spec.query().id() + "/" + spec.backend());
         if (a == null) {
             a = byBackend.get(spec.backend());
@@ -90,7 +98,7 @@ final class ProgressBar {
             double elapsed = (System.nanoTime() - currentStart) / 1e9;
             // The first events are slow (JIT, start-up): extrapolate from them only past 10%.
             double remaining =
-                    done * 10 > spec.plan().events()
+                    !spec.paced() && done * 10 > spec.plan().events()
                             ? elapsed * (spec.plan().events() - done) / done
                             : expected - elapsed;
             eta += Math.max(0, remaining);

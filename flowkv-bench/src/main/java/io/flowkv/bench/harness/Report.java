@@ -108,6 +108,10 @@ final class Report {
         if (!scaling.isEmpty()) {
             scalingSection(md, csvDir, scaling);
         }
+        List<Row> latency = of(rows, Latency.EXPERIMENT);
+        if (!latency.isEmpty()) {
+            latencySection(md, csvDir, latency, of(rows, Latency.CALIBRATION));
+        }
         Method.append(md);
         Files.writeString(out.resolve("README.md"), md.toString(), StandardCharsets.UTF_8);
     }
@@ -488,6 +492,158 @@ final class Report {
                 backends,
                 bars);
         md.append("\n![scaling](nexmark/scaling.png)\n\n");
+    }
+
+    private static void latencySection(
+            StringBuilder md, Path csvDir, List<Row> rows, List<Row> calibration)
+            throws IOException {
+        md.append("## Latency (Figure 9)\n\n");
+        md.append(
+                "Generator paced to the wall clock, event time = wall-clock time; latency = the"
+                        + " time a window's result reaches the sink minus the window's end, over"
+                        + " the windows after the warm-up. Rates are fractions of RocksDB's"
+                        + " unpaced maximum for the query");
+        if (!calibration.isEmpty()) {
+            md.append(" (measured: ");
+            for (int i = 0; i < calibration.size(); i++) {
+                Row c = calibration.get(i);
+                md.append(i == 0 ? "" : ", ")
+                        .append(c.get(Column.QUERY))
+                        .append(' ')
+                        .append(
+                                c.ok()
+                                        ? fmt("%.0f", c.getDouble(Column.EVENTS_PER_S))
+                                                + " events/s"
+                                        : c.get(Column.STATUS));
+            }
+            md.append(')');
+        }
+        md.append(
+                ". **Not sustained** marks a rate the backend could not keep up with (see the"
+                        + " method).\n\n");
+        md.append(
+                "| query | rate | backend | p50 ms | p95 ms | p99 ms | p99.9 ms | achieved events/s | sustained |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|\n");
+        for (Row r : rows) {
+            md.append("| ")
+                    .append(r.get(Column.QUERY))
+                    .append(" | ")
+                    .append(r.get(Column.SETTING).replace("rate=", ""))
+                    .append(" (")
+                    .append(r.get(Column.TARGET_RATE))
+                    .append("/s)")
+                    .append(" | ")
+                    .append(r.get(Column.BACKEND));
+            if (!r.ok()) {
+                md.append(" | ").append(r.get(Column.STATUS)).append(" | | | | | |\n");
+                continue;
+            }
+            md.append(" | ")
+                    .append(fmt("%.0f", r.getDouble(Column.P50_MS)))
+                    .append(" | ")
+                    .append(fmt("%.0f", r.getDouble(Column.P95_MS)))
+                    .append(" | ")
+                    .append(fmt("%.0f", r.getDouble(Column.P99_MS)))
+                    .append(" | ")
+                    .append(fmt("%.0f", r.getDouble(Column.P999_MS)))
+                    .append(" | ")
+                    .append(fmt("%.0f", r.getDouble(Column.ACHIEVED_RATE)))
+                    .append(" | ")
+                    .append("true".equals(r.get(Column.SUSTAINED)) ? "yes" : "**not sustained**")
+                    .append(" |\n");
+        }
+        md.append('\n');
+        List<List<String>> timeline = readTimeline(csvDir.resolve(Latency.TIMELINE_CSV));
+        for (Map.Entry<String, List<Row>> byQuery :
+                group(rows, r -> r.get(Column.QUERY)).entrySet()) {
+            String q = byQuery.getKey();
+            List<Charts.Line> lines = new ArrayList<>();
+            for (Map.Entry<String, List<Row>> byBackend :
+                    group(byQuery.getValue(), r -> r.get(Column.BACKEND)).entrySet()) {
+                List<Row> rs = byBackend.getValue();
+                double[] x = new double[rs.size()];
+                double[] p95 = new double[rs.size()];
+                double[] p999 = new double[rs.size()];
+                for (int i = 0; i < rs.size(); i++) {
+                    x[i] = rs.get(i).getDouble(Column.TARGET_RATE);
+                    p95[i] = rs.get(i).ok() ? rs.get(i).getDouble(Column.P95_MS) : Double.NaN;
+                    p999[i] = rs.get(i).ok() ? rs.get(i).getDouble(Column.P999_MS) : Double.NaN;
+                }
+                lines.add(new Charts.Line(byBackend.getKey() + " p95", x, p95));
+                lines.add(new Charts.Line(byBackend.getKey() + " p99.9", x, p999));
+            }
+            Charts.lines(
+                    csvDir.resolve("latency-" + q + ".png"),
+                    q + ": latency per target rate",
+                    "target events/s",
+                    "ms (log)",
+                    lines,
+                    true);
+            md.append("![latency ")
+                    .append(q)
+                    .append("](nexmark/latency-")
+                    .append(q)
+                    .append(".png)\n\n");
+
+            // p99.9 per second at the highest rate every backend sustained (else the lowest)
+            long chosen = -1;
+            long lowest = Long.MAX_VALUE;
+            for (Map.Entry<String, List<Row>> byRate :
+                    group(byQuery.getValue(), r -> r.get(Column.TARGET_RATE)).entrySet()) {
+                long rate = Long.parseLong(byRate.getKey());
+                lowest = Math.min(lowest, rate);
+                if (byRate.getValue().stream().allMatch(r -> "true".equals(r.get(Column.SUSTAINED)))
+                        && rate > chosen) {
+                    chosen = rate;
+                }
+            }
+            long rate = chosen > 0 ? chosen : lowest;
+            List<Charts.Line> over = new ArrayList<>();
+            Map<String, List<List<String>>> perBackend = new LinkedHashMap<>();
+            for (List<String> t : timeline) {
+                if (t.get(0).equals(q) && Long.parseLong(t.get(2)) == rate) {
+                    perBackend.computeIfAbsent(t.get(1), b -> new ArrayList<>()).add(t);
+                }
+            }
+            perBackend.forEach(
+                    (b, ts) -> {
+                        double[] x = new double[ts.size()];
+                        double[] y = new double[ts.size()];
+                        for (int i = 0; i < ts.size(); i++) {
+                            x[i] = Double.parseDouble(ts.get(i).get(3));
+                            y[i] = Double.parseDouble(ts.get(i).get(5));
+                        }
+                        over.add(new Charts.Line(b, x, y));
+                    });
+            if (!over.isEmpty()) {
+                Charts.lines(
+                        csvDir.resolve("latency-over-time-" + q + ".png"),
+                        q + ": p99.9 per second at " + rate + " events/s",
+                        "second of the run",
+                        "ms (log)",
+                        over,
+                        true);
+                md.append("![latency over time ")
+                        .append(q)
+                        .append("](nexmark/latency-over-time-")
+                        .append(q)
+                        .append(".png)\n\n");
+            }
+        }
+    }
+
+    static List<List<String>> readTimeline(Path file) throws IOException {
+        List<List<String>> out = new ArrayList<>();
+        if (!Files.exists(file)) {
+            return out;
+        }
+        List<String> lines = Files.readAllLines(file);
+        for (int i = 1; i < lines.size(); i++) {
+            if (!lines.get(i).isBlank()) {
+                out.add(List.of(lines.get(i).split(",")));
+            }
+        }
+        return out;
     }
 
     static double median(List<Row> rows, java.util.function.ToDoubleFunction<Row> f) {

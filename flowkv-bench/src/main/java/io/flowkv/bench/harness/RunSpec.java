@@ -14,7 +14,26 @@ record RunSpec(
         int parallelism,
         String setting,
         Map<String, String> conf,
-        long checkpointIntervalMs) {
+        long checkpointIntervalMs,
+        long targetRate) {
+
+    /** A throughput-style run: the generator unpaced. */
+    RunSpec(
+            String experiment,
+            ScalePlan.QueryPlan plan,
+            String backend,
+            int rep,
+            int parallelism,
+            String setting,
+            Map<String, String> conf,
+            long checkpointIntervalMs) {
+        this(experiment, plan, backend, rep, parallelism, setting, conf, checkpointIntervalMs, 0);
+    }
+
+    /** Paced to the wall clock at {@link #targetRate} events/s (latency runs). */
+    boolean paced() {
+        return targetRate > 0;
+    }
 
     static final List<String> BACKENDS = List.of("flowkv", "rocksdb", "forst", "hashmap");
 
@@ -60,7 +79,7 @@ record RunSpec(
                 .set(Column.WINDOW_MS, plan.windowMs())
                 .set(Column.SLIDE_MS, plan.slideMs())
                 .set(Column.GAP_MS, plan.gapMs())
-                .set(Column.TARGET_RATE, 0)
+                .set(Column.TARGET_RATE, targetRate)
                 .set(Column.STATE_ESTIMATE_BYTES, plan.stateEstimateBytes())
                 .set(Column.MANAGED_BYTES, managedBytes);
     }
