@@ -38,8 +38,8 @@ public final class NexmarkRunner {
                     + "  [--managed-memory 512m: embedded TaskManager's managed memory]\n"
                     + "  [--progress-interval 5s]\n"
                     + "  [--conf key=value: a Flink configuration entry, repeatable]\n"
-                    + "  [--pace-to-event-time: event time = wall-clock time, starting"
-                    + " --start-delay (5s) from now; --max-rate is then ignored]\n"
+                    + "  [--pace-to-event-time: event time = wall-clock time from 2 s after the job"
+                    + " starts; --max-rate is then ignored]\n"
                     + "  [--latency-out PREFIX: write '<sink ms> <window end ms>' per output record"
                     + " to PREFIX.<subtask>]";
 
@@ -59,7 +59,6 @@ public final class NexmarkRunner {
             Duration progressInterval,
             Map<String, String> conf,
             boolean paceToEventTime,
-            Duration startDelay,
             String latencyOut) {
 
         static Options parse(String[] args) {
@@ -80,7 +79,6 @@ public final class NexmarkRunner {
             Duration progress = Duration.ofSeconds(5);
             Map<String, String> conf = new LinkedHashMap<>();
             boolean pace = false;
-            Duration startDelay = Duration.ofSeconds(5);
             String latencyOut = null;
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
@@ -115,7 +113,6 @@ public final class NexmarkRunner {
                     case "--checkpoint-dir" -> checkpointDir = value;
                     case "--managed-memory" -> managedMemory = value;
                     case "--progress-interval" -> progress = TimeUtils.parseDuration(value);
-                    case "--start-delay" -> startDelay = TimeUtils.parseDuration(value);
                     case "--latency-out" -> latencyOut = value;
                     case "--conf" -> {
                         int eq = value.indexOf('=');
@@ -147,7 +144,6 @@ public final class NexmarkRunner {
                     progress,
                     Map.copyOf(conf),
                     pace,
-                    startDelay,
                     latencyOut);
         }
     }
@@ -235,23 +231,16 @@ public final class NexmarkRunner {
                         ? options.backend()
                         : embedded ? "hashmap" : "cluster-default";
 
-        GeneratorConfig generator = options.generator();
-        double maxRate = options.maxRate();
-        if (options.paceToEventTime()) {
-            // Event time starts at a whole second a little ahead, so the job is up by then.
-            long now = System.currentTimeMillis();
-            long base = (now / 1000 + 1) * 1000 + options.startDelay().toMillis();
-            generator = generator.withBaseTime(base);
-            maxRate = NexmarkSplit.PACE_TO_EVENT_TIME;
-            progress.printf(
-                    Locale.ROOT,
-                    "[%s] paced to event time: event 0 at epoch ms %d, %d events/s%n",
-                    options.query().id(),
-                    base,
-                    generator.eventRate());
-        }
+        // Paced: the source sets the base time when the job starts, and logs it.
+        double maxRate =
+                options.paceToEventTime() ? NexmarkSplit.PACE_TO_EVENT_TIME : options.maxRate();
         Queries.buildJob(
-                env, options.query(), generator, maxRate, options.params(), options.latencyOut());
+                env,
+                options.query(),
+                options.generator(),
+                maxRate,
+                options.params(),
+                options.latencyOut());
 
         Progress.reset();
         long start = System.nanoTime();

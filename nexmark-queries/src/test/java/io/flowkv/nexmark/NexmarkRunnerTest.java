@@ -85,17 +85,9 @@ class NexmarkRunnerTest {
 
         NexmarkRunner.Options o =
                 NexmarkRunner.Options.parse(
-                        new String[] {
-                            "q11",
-                            "--pace-to-event-time",
-                            "--latency-out",
-                            "/tmp/lat",
-                            "--start-delay",
-                            "2s"
-                        });
+                        new String[] {"q11", "--pace-to-event-time", "--latency-out", "/tmp/lat"});
         assertThat(o.paceToEventTime()).isTrue();
         assertThat(o.latencyOut()).isEqualTo("/tmp/lat");
-        assertThat(o.startDelay()).isEqualTo(Duration.ofSeconds(2));
     }
 
     @Test

@@ -110,7 +110,7 @@ public final class Bench {
                     }
                     spec = Latency.resolve(spec, max, o.latencySeconds());
                 }
-                bar.start(index);
+                bar.start(index, spec);
                 ChildRun.Outcome outcome = ChildRun.run(spec, env, bar::events);
                 Row row = outcome.row();
                 bar.finish(
@@ -127,7 +127,7 @@ public final class Bench {
                                     outcome.runDir(),
                                     spec.plan().events(),
                                     spec.targetRate(),
-                                    outcome.finished(),
+                                    outcome.progress(),
                                     Files.exists(stderrLog) ? Files.readString(stderrLog) : "");
                     if (a != null) {
                         Latency.fill(row, a);

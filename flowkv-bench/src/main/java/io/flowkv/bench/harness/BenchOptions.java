@@ -33,6 +33,7 @@ record BenchOptions(
         Map<String, Double> maxRates,
         long latencySeconds,
         long latencyCalibrationEvents,
+        String note,
         String commandLine) {
 
     static final List<String> MODES = List.of("throughput", "sweeps", "scaling", "latency");
@@ -57,7 +58,8 @@ record BenchOptions(
                             + " queries hold --state-factor x managed memory)",
                     "  --memory 2g             TaskManager process size of every run",
                     "  --reps N                repetitions (default 3 at large, 2 at small)",
-                    "  --queries q7,q8,...     queries (default all eight)",
+                    "  --queries q7,q8,...     queries (default all eight; narrows the other"
+                            + " modes' own query lists too)",
                     "  --backends a,b,...      flowkv,rocksdb,forst,hashmap (default all four)",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
@@ -76,6 +78,8 @@ record BenchOptions(
                             + " (default 60)",
                     "  --latency-calibration-events N  latency: events of the max-rate runs"
                             + " (default 3000000)",
+                    "  --note TEXT             a remark printed at the top of README.md (e.g. that"
+                            + " this was a smoke run on a busy machine)",
                     "  --dry-run               print the plan, the memory split and the ETA only");
 
     static BenchOptions parse(String[] args) {
@@ -99,6 +103,7 @@ record BenchOptions(
         Map<String, Double> maxRates = new LinkedHashMap<>();
         long latencySeconds = 60;
         long calibrationEvents = 3_000_000;
+        String note = "";
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -132,6 +137,7 @@ record BenchOptions(
                         case "--runs-dir" -> runsDir = Path.of(v);
                         case "--stall-timeout" -> stall = positiveLong(a, v);
                         case "--max-rates" -> maxRates = maxRates(v);
+                        case "--note" -> note = v;
                         case "--latency-seconds" -> latencySeconds = positiveLong(a, v);
                         case "--latency-calibration-events" ->
                                 calibrationEvents = positiveLong(a, v);
@@ -184,6 +190,7 @@ record BenchOptions(
                 Map.copyOf(maxRates),
                 latencySeconds,
                 calibrationEvents,
+                note,
                 "scripts/bench.sh " + String.join(" ", args));
     }
 

@@ -47,8 +47,8 @@ final class ChildRun {
                     "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
                     "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
 
-    /** Paced runs: event time starts this long after the child builds its job. */
-    static final long START_DELAY_MS = 5_000;
+    /** Paced runs: event time starts about this long after the job (NexmarkSource's delay). */
+    static final long START_DELAY_MS = 3_000;
 
     /** Paced runs: the latency records go to files with this prefix in the run's directory. */
     static final String LATENCY_PREFIX = "latency";
@@ -65,6 +65,9 @@ final class ChildRun {
         volatile ProcStats atSubmit;
         volatile Instant finished;
         volatile ProcStats atFinish;
+
+        /** {epoch ms, events generated} whenever the child reported its progress. */
+        final List<long[]> progress = java.util.Collections.synchronizedList(new ArrayList<>());
     }
 
     /** Where and how children run. */
@@ -99,6 +102,8 @@ final class ChildRun {
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=error");
         // FlowKV's per-store summary at dispose (prefetch hits, bytes read).
         cmd.add("-Dorg.slf4j.simpleLogger.log.io.flowkv.flink=info");
+        // the paced source logs its base time (latency runs)
+        cmd.add("-Dorg.slf4j.simpleLogger.log.io.flowkv.nexmark=info");
         cmd.add("-cp");
         cmd.add(env.classpath());
         cmd.add("io.flowkv.nexmark.NexmarkRunner");
@@ -115,7 +120,6 @@ final class ChildRun {
         add(cmd, "--progress-interval", "1s");
         if (spec.paced()) {
             cmd.add("--pace-to-event-time");
-            add(cmd, "--start-delay", START_DELAY_MS + "ms");
             add(cmd, "--latency-out", runDir.resolve(LATENCY_PREFIX).toString());
         }
         if (spec.checkpointIntervalMs() > 0) {
@@ -135,7 +139,7 @@ final class ChildRun {
     }
 
     /** What a run left: its row, its directory, and when its job ended (null if unknown). */
-    record Outcome(Row row, Path runDir, Instant finished) {}
+    record Outcome(Row row, Path runDir, Instant finished, List<long[]> progress) {}
 
     /** Runs {@code spec}; {@code onEvents} hears the child's progress (events generated so far). */
     static Outcome run(RunSpec spec, Env env, LongConsumer onEvents)
@@ -242,7 +246,7 @@ final class ChildRun {
                 Files.deleteIfExists(jfr);
             }
         }
-        return new Outcome(row, runDir, marks.finished);
+        return new Outcome(row, runDir, marks.finished, List.copyOf(marks.progress));
     }
 
     private static void pumpStderr(
@@ -272,6 +276,7 @@ final class ChildRun {
                 Matcher m = PROGRESS.matcher(line);
                 if (m.find()) {
                     long events = Long.parseLong(m.group(1));
+                    marks.progress.add(new long[] {System.currentTimeMillis(), events});
                     if (events != lastEvents.getAndSet(events)) {
                         lastProgressNanos.set(System.nanoTime());
                     }

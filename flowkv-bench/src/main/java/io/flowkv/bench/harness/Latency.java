@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -21,11 +20,13 @@ import java.util.regex.Pattern;
  * fractions of that rate, event time equal to wall-clock time, so that a result's latency is the
  * wall-clock time it reached the sink minus its window's end.
  *
- * <p>A rate is <em>sustained</em> when the run generated at least {@value #SUSTAINED_SHARE} of the
- * target rate (events over the time from the stream's first event time to the job's end) and the
- * latency did not grow without bound: the median latency of the windows ending in the last quarter
- * of the stream is at most twice that of the second quarter plus one second. Windows ending in the
- * first quarter (at most {@value #MAX_WARMUP_MS} ms) are warm-up and left out of the percentiles.
+ * <p>A rate is <em>sustained</em> when the source generated at least {@value #SUSTAINED_SHARE} of
+ * the target rate after the warm-up (the slope of the child's progress reports, events over wall
+ * time, until the last event) and the latency did not grow without bound: the median latency of the
+ * windows ending in the last quarter of the stream is at most twice that of the second quarter plus
+ * one second. Windows ending in the first quarter (at most {@value #MAX_WARMUP_MS} ms) are warm-up,
+ * and windows ending after the stream's last event time are closed by the end of the input rather
+ * than by time; both are left out of the percentiles.
  */
 final class Latency {
 
@@ -49,7 +50,7 @@ final class Latency {
     /** Unpaced RocksDB runs, one per query that has no given max rate. */
     static List<RunSpec> calibration(BenchOptions o, MemoryBudget budget) {
         List<RunSpec> out = new ArrayList<>();
-        for (Query q : QUERIES) {
+        for (Query q : Plans.selected(QUERIES, o)) {
             if (!o.maxRates().containsKey(q.id())) {
                 out.add(
                         new RunSpec(
@@ -72,7 +73,7 @@ final class Latency {
      */
     static List<RunSpec> paced(BenchOptions o, MemoryBudget budget) {
         List<RunSpec> out = new ArrayList<>();
-        for (Query q : QUERIES) {
+        for (Query q : Plans.selected(QUERIES, o)) {
             for (double f : FRACTIONS) {
                 for (String b : o.backends()) {
                     out.add(
@@ -143,7 +144,7 @@ final class Latency {
      * its percentiles, achieved rate and timeline; null when there is nothing to analyze.
      */
     static Analysis analyze(
-            Path runDir, long events, long targetRate, Instant finished, String stderr)
+            Path runDir, long events, long targetRate, List<long[]> progress, String stderr)
             throws IOException {
         Matcher m = BASE.matcher(stderr);
         if (!m.find()) {
@@ -163,11 +164,34 @@ final class Latency {
             }
         }
         long durationMs = events * 1000 / targetRate;
-        double achieved =
-                finished == null
-                        ? Double.NaN
-                        : events * 1000.0 / Math.max(1, finished.toEpochMilli() - base);
-        return analyze(records, base, durationMs, achieved, targetRate);
+        long warmupEnd = base + Math.min(MAX_WARMUP_MS, durationMs / 4);
+        return analyze(
+                records, base, durationMs, achievedRate(progress, warmupEnd, events), targetRate);
+    }
+
+    /**
+     * Events per second generated from {@code from} until the last event, from progress samples
+     * {@code {epoch ms, events so far}}; NaN with fewer than two samples in that range.
+     */
+    static double achievedRate(List<long[]> progress, long from, long events) {
+        long[] first = null;
+        long[] last = null;
+        for (long[] p : progress) {
+            if (p[0] < from) {
+                continue;
+            }
+            if (first == null) {
+                first = p;
+            }
+            last = p;
+            if (p[1] >= events) {
+                break;
+            }
+        }
+        if (first == null || last == first || last[0] == first[0]) {
+            return Double.NaN;
+        }
+        return (last[1] - first[1]) * 1000.0 / (last[0] - first[0]);
     }
 
     /**
@@ -185,13 +209,13 @@ final class Latency {
         for (long[] r : records) {
             double latency = r[0] - r[1];
             bySecond.computeIfAbsent((r[0] - base) / 1000, s -> new ArrayList<>()).add(latency);
-            if (r[1] < warmupEnd) {
+            if (r[1] < warmupEnd || r[1] > base + durationMs) {
                 continue;
             }
             measured.add(latency);
             if (r[1] < q2End) {
                 second.add(latency);
-            } else if (r[1] >= q4Start && r[1] <= base + durationMs) {
+            } else if (r[1] >= q4Start) {
                 last.add(latency);
             }
         }

@@ -42,6 +42,7 @@ record Machine(Map<String, String> facts) {
         f.put("flink", EnvironmentInformation.getVersion());
         f.put("git", command(List.of("git", "rev-parse", "--short", "HEAD")));
         f.put("memory_split", budget.describe());
+        f.put("note", o.note());
         f.put("scale", o.scale());
         f.put("reps", Integer.toString(o.reps()));
         f.put("jfr", Boolean.toString(o.jfr()));
@@ -79,6 +80,7 @@ record Machine(Map<String, String> facts) {
                             "flink",
                             "git",
                             "memory_split",
+                            "note",
                             "scale",
                             "reps",
                             "jfr",

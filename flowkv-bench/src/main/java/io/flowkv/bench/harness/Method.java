@@ -106,12 +106,14 @@ final class Method {
                 unless `--max-rates` gives it; then every backend runs paced at 25, 50, 75 and \
                 100% of that rate for `--latency-seconds` (default 60) of events. Paced means \
                 event `n` leaves the source no earlier than its event time, and event time starts \
-                5 s after the job is built, so event time is wall-clock time; the job passes \
+                at a whole second 2 s after the job starts (the source's enumerator sets it), so \
+                event time is wall-clock time; the job passes \
                 every result through a recorder that writes the wall-clock time it reached the \
                 sink and its window's end. Latency is their difference; windows ending in the \
-                first quarter of the stream (at most 15 s) are warm-up and left out. A rate is \
-                *sustained* when the events were generated at no less than 95% of the target \
-                (events over the time from the first event time to the job's end) and the median \
+                first quarter of the stream (at most 15 s) are warm-up and left out. Windows ending after the last event time are closed by the end of the input, not \
+                by time, and are left out too. A rate is *sustained* when the source generated at \
+                least 95% of the target after the warm-up (slope of the child's progress reports \
+                until the last event) and the median \
                 latency of the windows ending in the stream's last quarter is at most twice that \
                 of the second quarter plus one second (otherwise latency grows without bound). \
                 The p99.9 per second of sink time is kept in `latency-timeline.csv` and plotted \

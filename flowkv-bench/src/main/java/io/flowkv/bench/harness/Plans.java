@@ -20,6 +20,11 @@ final class Plans {
 
     private Plans() {}
 
+    /** The mode's own queries, narrowed to those of {@code --queries}. */
+    static List<Query> selected(List<Query> queries, BenchOptions o) {
+        return queries.stream().filter(o.queries()::contains).toList();
+    }
+
     static String csvName(String mode) {
         return mode + ".csv";
     }
@@ -71,7 +76,7 @@ final class Plans {
     /** FlowKV alone, one run per setting (the sweep's shape is the result, not a ratio). */
     static List<RunSpec> sweeps(BenchOptions o, MemoryBudget budget) {
         List<RunSpec> out = new ArrayList<>();
-        for (Query q : READ_BATCH_QUERIES) {
+        for (Query q : selected(READ_BATCH_QUERIES, o)) {
             ScalePlan.QueryPlan p = plan(q, o, budget);
             for (double r : READ_BATCH_RATIOS) {
                 out.add(
@@ -86,7 +91,7 @@ final class Plans {
                                 o.checkpointIntervalMs()));
             }
         }
-        for (Query q : MSA_QUERIES) {
+        for (Query q : selected(MSA_QUERIES, o)) {
             ScalePlan.QueryPlan p = plan(q, o, budget);
             for (double m : MAX_SPACE_AMPLIFICATIONS) {
                 out.add(

@@ -27,6 +27,7 @@ final class ProgressBar {
     private double overheadSum;
     private int overheadCount;
     private int current = -1;
+    private RunSpec currentSpec;
     private long currentStart;
     private long lastPrinted;
 
@@ -39,8 +40,10 @@ final class ProgressBar {
         this.plan = plan;
     }
 
-    synchronized void start(int index) {
+    /** Run {@code index} of the plan starts, as {@code spec} (a latency run's resolved rate). */
+    synchronized void start(int index, RunSpec spec) {
         current = index;
+        currentSpec = spec;
         currentStart = System.nanoTime();
         draw(0, true);
     }
@@ -92,8 +95,8 @@ final class ProgressBar {
         for (int i = Math.max(current + 1, 0); i < plan.size(); i++) {
             eta += expectedSeconds(plan.get(i));
         }
-        if (current >= 0 && current < plan.size()) {
-            RunSpec spec = plan.get(current);
+        if (currentSpec != null) {
+            RunSpec spec = currentSpec;
             double expected = expectedSeconds(spec);
             double elapsed = (System.nanoTime() - currentStart) / 1e9;
             // The first events are slow (JIT, start-up): extrapolate from them only past 10%.
@@ -113,7 +116,7 @@ final class ProgressBar {
             return;
         }
         lastPrinted = now;
-        RunSpec spec = plan.get(current);
+        RunSpec spec = currentSpec;
         long total = spec.plan().events();
         int width = 20;
         int filled = (int) Math.min(width, width * done / Math.max(1, total));

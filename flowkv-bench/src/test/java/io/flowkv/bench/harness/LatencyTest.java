@@ -53,6 +53,28 @@ class LatencyTest {
     }
 
     @Test
+    void shouldLeaveOutWindowsClosedByTheEndOfInput() {
+        List<long[]> r = new ArrayList<>(records(60, s -> 100));
+        // a session closed by the end of input before its end: negative latency, left out
+        r.add(new long[] {BASE + 61_000, BASE + 70_000});
+        assertThat(Latency.analyze(r, BASE, 60_000, 100_000, 100_000).p50()).isPositive();
+    }
+
+    @Test
+    void shouldMeasureTheAchievedRateAfterTheWarmUp() {
+        List<long[]> progress =
+                List.of(
+                        new long[] {BASE - 1000, 0},
+                        new long[] {BASE + 1000, 500_000},
+                        new long[] {BASE + 2000, 600_000},
+                        new long[] {BASE + 4000, 800_000},
+                        new long[] {BASE + 5000, 900_000},
+                        new long[] {BASE + 9000, 900_000});
+        assertThat(Latency.achievedRate(progress, BASE, 900_000)).isEqualTo(100_000.0);
+        assertThat(Latency.achievedRate(progress, BASE + 4500, 900_000)).isNaN();
+    }
+
+    @Test
     void shouldResolveRatesFromTheMaximum() {
         MemoryBudget b = MemoryBudget.forProcessSize("2g");
         BenchOptions o =
