@@ -76,7 +76,8 @@ public final class Bench {
                         o.runsDir(),
                         o.jfr(),
                         o.keepRuns(),
-                        o.stallSeconds());
+                        o.stallSeconds(),
+                        o.timeoutSeconds());
         ProgressBar bar = new ProgressBar(err, System.console() != null, all, o.latencySeconds());
         err.println("bench: ETA " + ProgressBar.duration(bar.etaSeconds(0)) + " (prior rates)");
         if (o.dryRun()) {

@@ -28,6 +28,7 @@ record BenchOptions(
         boolean jfr,
         boolean keepRuns,
         long stallSeconds,
+        long timeoutSeconds,
         boolean dryRun,
         boolean reportOnly,
         Map<String, Double> maxRates,
@@ -70,8 +71,9 @@ record BenchOptions(
                     "  --runs-dir DIR          per-run logs and state (default target/bench-runs)",
                     "  --no-jfr                no JFR recording (no CPU breakdown)",
                     "  --keep-runs             keep state dirs and JFR files of every run",
-                    "  --stall-timeout S       kill a run whose progress stops for S s"
-                            + " (default 180)",
+                    "  --stall-timeout S       kill a run without progress and with idle CPU for"
+                            + " S s (default 180)",
+                    "  --run-timeout S         kill a run after S s (default 3600)",
                     "  --max-rates q7=R,...    latency: the queries' max rates (events/s) instead"
                             + " of measuring them on RocksDB first",
                     "  --latency-seconds S     latency: seconds of events per paced run"
@@ -97,6 +99,7 @@ record BenchOptions(
         boolean jfr = true;
         boolean keep = false;
         long stall = 180;
+        long timeout = 3600;
         boolean dryRun = false;
         boolean reportOnly = false;
         boolean quick = false;
@@ -136,6 +139,7 @@ record BenchOptions(
                         case "--out" -> out = Path.of(v);
                         case "--runs-dir" -> runsDir = Path.of(v);
                         case "--stall-timeout" -> stall = positiveLong(a, v);
+                        case "--run-timeout" -> timeout = positiveLong(a, v);
                         case "--max-rates" -> maxRates = maxRates(v);
                         case "--note" -> note = v;
                         case "--latency-seconds" -> latencySeconds = positiveLong(a, v);
@@ -185,6 +189,7 @@ record BenchOptions(
                 jfr,
                 keep,
                 stall,
+                timeout,
                 dryRun,
                 reportOnly,
                 Map.copyOf(maxRates),

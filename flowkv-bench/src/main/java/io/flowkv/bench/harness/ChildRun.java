@@ -78,7 +78,8 @@ final class ChildRun {
             Path runRoot,
             boolean jfr,
             boolean keepRunDirs,
-            long stallSeconds) {}
+            long stallSeconds,
+            long timeoutSeconds) {}
 
     private ChildRun() {}
 
@@ -179,6 +180,9 @@ final class ChildRun {
         long peakDisk = 0;
         long lastDiskScan = 0;
         boolean stalled = false;
+        boolean timedOut = false;
+        long quietSince = lastProgressNanos.get();
+        double quietCpu = 0;
         while (!process.waitFor(250, TimeUnit.MILLISECONDS)) {
             try {
                 last = ProcStats.read(pid);
@@ -190,9 +194,21 @@ final class ChildRun {
                 peakDisk = Math.max(peakDisk, treeSize(runDir.resolve("tmp")));
                 lastDiskScan = now;
             }
+            // Stalled: no progress and (almost) no CPU for stallSeconds. A long window firing
+            // makes no progress either, but keeps a core busy.
+            if (lastProgressNanos.get() != quietSince) {
+                quietSince = lastProgressNanos.get();
+                quietCpu = last.cpuSeconds();
+            }
+            double quietSeconds = (now - quietSince) / 1e9;
             if (env.stallSeconds() > 0
-                    && now - lastProgressNanos.get() > env.stallSeconds() * 1_000_000_000L) {
+                    && quietSeconds > env.stallSeconds()
+                    && last.cpuSeconds() - quietCpu < 0.1 * quietSeconds) {
                 stalled = true;
+            } else if (env.timeoutSeconds() > 0 && now - start > env.timeoutSeconds() * 1e9) {
+                timedOut = true;
+            }
+            if (stalled || timedOut) {
                 process.destroyForcibly();
                 process.waitFor();
                 break;
@@ -212,11 +228,16 @@ final class ChildRun {
         row.set(Column.PEAK_DISK_BYTES, peakDisk);
 
         String stderr = tail(runDir.resolve("stderr.log"), 200_000);
-        Map<String, String> result = resultLine(Files.readAllLines(runDir.resolve("stdout.log")));
+        List<String> stdout = Files.readAllLines(runDir.resolve("stdout.log"));
+        Map<String, String> result = resultLine(stdout);
         String status;
         if (stalled) {
-            status = "failed: stalled (no progress for " + env.stallSeconds() + " s)";
-        } else if (stderr.contains("OutOfMemoryError")) {
+            status = "failed: stalled (no progress, idle CPU for " + env.stallSeconds() + " s)";
+        } else if (timedOut) {
+            status = "failed: timeout (" + env.timeoutSeconds() + " s)";
+        } else if (stderr.contains("OutOfMemoryError")
+                // -XX:+ExitOnOutOfMemoryError reports on stdout
+                || stdout.stream().anyMatch(l -> l.contains("OutOfMemoryError"))) {
             status = "failed: OOM";
         } else if (exit != 0 || result == null) {
             status = "failed: exit " + exit + failureReason(stderr);
@@ -335,6 +356,13 @@ final class ChildRun {
         return s.length() <= maxChars ? s : s.substring(s.length() - maxChars);
     }
 
+    /** Flink unpacks its RPC system's jar into the temp dir: the same 23 MB for every backend. */
+    static boolean isRpcJar(Path f) {
+        String name = f.getFileName().toString();
+        return name.startsWith("flink-rpc-") && name.endsWith(".jar");
+    }
+
+    /** Bytes of the files under {@code dir} but Flink's RPC jar: the run's state on disk. */
     static long treeSize(Path dir) {
         long[] size = {0};
         try {
@@ -343,7 +371,9 @@ final class ChildRun {
                     new SimpleFileVisitor<>() {
                         @Override
                         public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
-                            size[0] += a.size();
+                            if (!isRpcJar(f)) {
+                                size[0] += a.size();
+                            }
                             return FileVisitResult.CONTINUE;
                         }
 

@@ -25,7 +25,7 @@ enum Column {
     CPU_S("CPU time (user + system) of the child JVM from job submission to job end, s"),
     READ_BYTES("bytes the child read from disk during the job (/proc/pid/io read_bytes)"),
     WRITE_BYTES("bytes the child wrote to disk during the job (/proc/pid/io write_bytes)"),
-    PEAK_DISK_BYTES("largest size of the run's temp dirs (state files) seen, bytes"),
+    PEAK_DISK_BYTES("largest size of the run's temp dirs seen (without Flink's RPC jar), bytes"),
     STATE_ESTIMATE_BYTES("estimated window state at its peak, bytes"),
     MANAGED_BYTES("managed memory (state backend budget), bytes"),
     JFR_SAMPLES("JFR samples counted"),

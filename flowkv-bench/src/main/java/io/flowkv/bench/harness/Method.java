@@ -33,8 +33,9 @@ final class Method {
                 lives on the heap; each backend is otherwise at its defaults. \
                 `-XX:+ExitOnOutOfMemoryError` makes an out-of-memory failure end the run at once; \
                 it is reported as `failed: OOM`, shown crossed out in the plots, never dropped and \
-                never counted as a checksum mismatch. A run whose progress stops for \
-                `--stall-timeout` seconds is killed and reported as `failed: stalled`. \
+                never counted as a checksum mismatch. A run without progress and with \
+                an idle CPU for `--stall-timeout` seconds is killed as `failed: stalled`, one \
+                running longer than `--run-timeout` as `failed: timeout`. \
                 Checkpointing is off unless `--checkpoint-interval` is given. Each run's temp \
                 directories (`io.tmp.dirs`, where every backend keeps its local state) are its \
                 own and are deleted after it.
@@ -76,9 +77,12 @@ final class Method {
                 **CPU and disk.** CPU time is utime + stime of the child from \
                 `/proc/<pid>/stat`, disk traffic `read_bytes`/`write_bytes` of `/proc/<pid>/io` \
                 (bytes that reached the block layer), read when the child reports its job \
-                submitted and finished, so JVM and MiniCluster start-up are not counted; peak disk is the largest size of the run's temp directories, sampled every \
-                second. The split by component comes from a JFR recording of each run (`default` \
-                settings: 20 ms sampling), counting the samples taken while the job ran. Groups: FlowKV (`io.flowkv.core`, `io.flowkv.flink`), \
+                submitted and finished, so JVM and MiniCluster start-up are not counted; \
+                peak disk is the largest size of the run's temp directories (where every \
+                backend keeps its local files; Flink's unpacked RPC jar left out), sampled \
+                every second. The split by component comes from a JFR recording of each run \
+                (`default` settings: 20 ms sampling), counting the samples taken while the job \
+                ran. Groups: FlowKV (`io.flowkv.core`, `io.flowkv.flink`), \
                 RocksDB/ForSt (`org.rocksdb`, `org.forstdb`, `org.apache.flink.state.rocksdb`, \
                 `org.apache.flink.state.forst`), heap backend \
                 (`org.apache.flink.runtime.state.heap`), serialization (Flink's type serializers \
@@ -110,7 +114,8 @@ final class Method {
                 event time is wall-clock time; the job passes \
                 every result through a recorder that writes the wall-clock time it reached the \
                 sink and its window's end. Latency is their difference; windows ending in the \
-                first quarter of the stream (at most 15 s) are warm-up and left out. Windows ending after the last event time are closed by the end of the input, not \
+                first quarter of the stream (at most 15 s) are warm-up and left out. Windows \
+                ending after the last event time are closed by the end of the input, not \
                 by time, and are left out too. A rate is *sustained* when the source generated at \
                 least 95% of the target after the warm-up (slope of the child's progress reports \
                 until the last event) and the median \

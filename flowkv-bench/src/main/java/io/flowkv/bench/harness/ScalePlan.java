@@ -98,11 +98,11 @@ final class ScalePlan {
                 double target = stateFactor * managedBytes;
                 switch (q) {
                     case Q7 -> {
-                        windowMs = secondsFor(target / (BID_SHARE * BID_BYTES)) * 1000;
+                        windowMs = alignedWindowSeconds(target / (BID_SHARE * BID_BYTES)) * 1000;
                         events = windowMs * EVENT_RATE / 1000;
                     }
                     case Q8 -> {
-                        windowMs = secondsFor(target / Q8_BYTES_PER_EVENT) * 1000;
+                        windowMs = alignedWindowSeconds(target / Q8_BYTES_PER_EVENT) * 1000;
                         events = windowMs * EVENT_RATE / 1000;
                     }
                     case Q7_SESSION, Q11_MEDIAN -> {
@@ -137,6 +137,21 @@ final class ScalePlan {
     private static long secondsFor(double events) {
         return (long) Math.ceil(events / EVENT_RATE);
     }
+
+    /**
+     * Seconds of a tumbling window holding at least {@code events} that starts with the stream:
+     * Flink aligns tumbling windows to multiples of their size since the epoch, and the generator's
+     * base time is a midnight, so the size must divide a day.
+     */
+    static long alignedWindowSeconds(double events) {
+        long seconds = Math.max(1, secondsFor(events));
+        while (DAY_SECONDS % seconds != 0) {
+            seconds++;
+        }
+        return seconds;
+    }
+
+    static final long DAY_SECONDS = 86_400;
 
     /** The estimated peak window state in bytes; see the class comment. */
     static long estimate(Query q, long events, long rate, long windowMs, long slideMs, long gapMs) {

@@ -25,7 +25,8 @@ class ChildRunTest {
                         "read-batch-ratio=0.1",
                         Map.of("state.backend.flowkv.read-batch-ratio", "0.1"),
                         0);
-        ChildRun.Env env = new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60);
+        ChildRun.Env env =
+                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600);
 
         List<String> cmd = ChildRun.command(spec, env, Path.of("/tmp/runs/x"));
 

@@ -18,8 +18,14 @@ class ScalePlanTest {
             ScalePlan.QueryPlan p = ScalePlan.plan(q, "large", MANAGED, 4, 0);
             assertThat(p.stateEstimateBytes()).as(q.id()).isGreaterThanOrEqualTo(4 * MANAGED);
             // not wildly more than asked: the runs stay as short as the factor allows
-            assertThat(p.stateEstimateBytes()).as(q.id()).isLessThan(5 * MANAGED);
+            assertThat(p.stateEstimateBytes()).as(q.id()).isLessThan(9 * MANAGED / 2);
         }
+        // tumbling windows start with the stream (Flink aligns them to the epoch)
+        for (Query q : new Query[] {Query.Q7, Query.Q8}) {
+            long w = ScalePlan.plan(q, "large", MANAGED, 4, 0).windowMs();
+            assertThat(GeneratorConfig.DEFAULT_BASE_TIME % w).as(q.id()).isZero();
+        }
+        assertThat(ScalePlan.alignedWindowSeconds(28_900_000)).isEqualTo(300);
         assertThat(ScalePlan.plan(Query.Q7, "large", MANAGED, 1, 0).events())
                 .isLessThan(ScalePlan.plan(Query.Q7, "large", MANAGED, 4, 0).events());
     }
