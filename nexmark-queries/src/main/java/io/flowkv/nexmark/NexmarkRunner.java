@@ -253,6 +253,9 @@ public final class NexmarkRunner {
                 options.parallelism(),
                 options.params());
         JobClient client = env.executeAsync("nexmark-" + options.query().id() + "-" + backend);
+        // the embedded MiniCluster is up now: what follows is the job's own work
+        progress.printf(
+                Locale.ROOT, "[%s] job submitted: %s%n", options.query().id(), client.getJobID());
         JobExecutionResult result = awaitWithProgress(client, options, start, progress);
         // The job's own run time: the MiniCluster's start-up and the submission are not part of
         // the throughput.

@@ -37,6 +37,8 @@ record BenchOptions(
         String note,
         String commandLine) {
 
+    static final long QUICK_EVENTS = 600_000;
+
     static final List<String> MODES = List.of("throughput", "sweeps", "scaling", "latency");
 
     static final String USAGE =
@@ -52,7 +54,7 @@ record BenchOptions(
                             + " of RocksDB's max rate: latency percentiles",
                     "  --all          all of the above",
                     "  --quick        throughput of all queries on flowkv and rocksdb, small scale,"
-                            + " 2 reps, 1M events",
+                            + " 2 reps, 600k events",
                     "  --report-only  regenerate README.md and the plots from the CSVs in --out",
                     "options:",
                     "  --scale small|large     state sizes (default small; large: the append"
@@ -160,6 +162,10 @@ record BenchOptions(
             }
             if (reps < 0) {
                 reps = 2;
+            }
+            if (events == 0) {
+                // under 10 minutes on 2 cores, start-up of 32 JVMs included
+                events = QUICK_EVENTS;
             }
             if (out == null) {
                 out = Path.of("target", "bench-quick");

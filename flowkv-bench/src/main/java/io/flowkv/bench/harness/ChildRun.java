@@ -287,7 +287,7 @@ final class ChildRun {
             String line;
             while ((line = in.readLine()) != null) {
                 log.println(line);
-                if (marks.submitted == null && line.matches("\\[[a-z0-9-]+\\] backend=.*")) {
+                if (marks.submitted == null && line.contains("] job submitted:")) {
                     marks.atSubmit = readQuietly(process.pid());
                     marks.submitted = Instant.now();
                 } else if (marks.finished == null && line.contains("] job finished:")) {

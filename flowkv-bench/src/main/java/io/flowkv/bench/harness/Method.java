@@ -15,7 +15,7 @@ final class Method {
                 Q11-Median) and max-space-amplification sweep (Q7, Q11-Median); `--scaling` \
                 Q11-Median on FlowKV and RocksDB at parallelism 1 and 2; `--all` all of them; \
                 `--quick` the throughput of all eight queries on FlowKV and RocksDB at small scale \
-                with 2 repetitions, written to `target/bench-quick/` unless `--out` is given; \
+                with 600k events and 2 repetitions, written to `target/bench-quick/` unless `--out` is given; \
                 `--report-only` rebuilds this file from the CSVs; `--dry-run` prints the plan, \
                 the memory split and an ETA. Each mode writes its own CSV under `nexmark/` \
                 (columns: `Column.java` in `io.flowkv.bench.harness`); the report reads all of \
@@ -77,7 +77,8 @@ final class Method {
                 **CPU and disk.** CPU time is utime + stime of the child from \
                 `/proc/<pid>/stat`, disk traffic `read_bytes`/`write_bytes` of `/proc/<pid>/io` \
                 (bytes that reached the block layer), read when the child reports its job \
-                submitted and finished, so JVM and MiniCluster start-up are not counted; \
+                submitted (its MiniCluster up) and finished, so JVM and MiniCluster start-up \
+                and shutdown are not counted; \
                 peak disk is the largest size of the run's temp directories (where every \
                 backend keeps its local files; Flink's unpacked RPC jar left out), sampled \
                 every second. The split by component comes from a JFR recording of each run \

@@ -32,6 +32,7 @@ class BenchOptionsTest {
         assertThat(o.backends()).containsExactly("flowkv", "rocksdb");
         assertThat(o.reps()).isEqualTo(2);
         assertThat(o.out()).isEqualTo(Path.of("target", "bench-quick"));
+        assertThat(o.events()).isEqualTo(BenchOptions.QUICK_EVENTS);
         assertThat(BenchOptions.parse(new String[] {"--quick", "--reps", "1"}).reps()).isEqualTo(1);
     }
 
