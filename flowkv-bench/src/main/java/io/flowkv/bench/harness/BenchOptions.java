@@ -202,7 +202,7 @@ record BenchOptions(
                 latencySeconds,
                 calibrationEvents,
                 note,
-                "scripts/bench.sh " + String.join(" ", args));
+                commandLine(args));
     }
 
     private static List<Query> queries(String v) {
@@ -216,6 +216,20 @@ record BenchOptions(
             throw new IllegalArgumentException("--queries names no query");
         }
         return out;
+    }
+
+    /** The invocation as a shell would take it back: arguments with spaces etc. quoted. */
+    static String commandLine(String[] args) {
+        StringBuilder sb = new StringBuilder("scripts/bench.sh");
+        for (String a : args) {
+            sb.append(' ');
+            if (a.matches("[A-Za-z0-9_./:=,%+-]+")) {
+                sb.append(a);
+            } else {
+                sb.append('\'').append(a.replace("'", "'\\''")).append('\'');
+            }
+        }
+        return sb.toString();
     }
 
     private static Map<String, Double> maxRates(String v) {

@@ -54,6 +54,16 @@ class BenchOptionsTest {
     }
 
     @Test
+    void shouldQuoteTheCommandLineForAShell() {
+        assertThat(
+                        BenchOptions.commandLine(
+                                new String[] {
+                                    "--quick", "--note", "it's a smoke run", "--reps", "1"
+                                }))
+                .isEqualTo("scripts/bench.sh --quick --note 'it'\\''s a smoke run' --reps 1");
+    }
+
+    @Test
     void shouldExplainBadInput() {
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--scale", "medium"}))
                 .hasMessageContaining("small or large");
