@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.aar.AarStore;
 import io.flowkv.core.aar.AarStoreOptions;
@@ -87,6 +88,11 @@ final class AarStateStorage extends ListStorage<AarStore> {
     @Override
     public void remove(byte[] key, byte[] namespace) throws IOException {
         instanceFor(key).remove(key, namespace);
+    }
+
+    @Override
+    protected StoreStats statsOf(AarStore instance) {
+        return instance.stats();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.aur.AurStore;
 import io.flowkv.core.aur.AurStoreOptions;
@@ -73,6 +74,11 @@ final class AurStateStorage extends ListStorage<AurStore> {
     @Override
     public void setTriggerTime(byte[] key, byte[] namespace, long triggerTime) {
         instanceFor(key).setTriggerTime(key, namespace, triggerTime);
+    }
+
+    @Override
+    protected StoreStats statsOf(AurStore instance) {
+        return instance.stats();
     }
 
     @Override

@@ -665,6 +665,13 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         super.dispose();
         for (RegisteredState registered : states.values()) {
             if (registered.storage != null) {
+                if (LOG.isInfoEnabled() && !registered.storage.stats().isEmpty()) {
+                    LOG.info(
+                            StoreStatsLine.of(
+                                    operatorIdentifier + "/" + registered.name(),
+                                    registered.pattern,
+                                    registered.storage.stats()));
+                }
                 IOUtils.closeQuietly(registered.storage);
             }
         }

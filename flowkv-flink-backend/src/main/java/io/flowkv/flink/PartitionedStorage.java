@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -79,6 +80,17 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
     /** How many instances a restored storage has: one per sealed manifest, else {@code fresh}. */
     protected static int instanceCount(List<Path> manifests, int fresh) {
         return manifests == null ? fresh : manifests.size();
+    }
+
+    protected abstract StoreStats statsOf(S instance);
+
+    @Override
+    public List<StoreStats> stats() {
+        List<StoreStats> out = new ArrayList<>(instances.size());
+        for (S instance : instances) {
+            out.add(statsOf(instance));
+        }
+        return out;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.rmw.RmwStore;
@@ -120,6 +121,11 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
     @Override
     public void remove(byte[] key, byte[] namespace) throws IOException {
         instanceFor(key).remove(key, namespace);
+    }
+
+    @Override
+    protected StoreStats statsOf(RmwStore instance) {
+        return instance.stats();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
 
 import java.io.Closeable;
@@ -51,4 +52,9 @@ interface StateStorage extends Closeable {
 
     /** The directory holding every file of this storage. */
     Path directory();
+
+    /** The statistics of the store instances behind this state; empty when it has none. */
+    default List<StoreStats> stats() {
+        return List.of();
+    }
 }

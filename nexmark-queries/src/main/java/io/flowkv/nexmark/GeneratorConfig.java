@@ -49,6 +49,20 @@ public record GeneratorConfig(
         return new GeneratorConfig(events, eventRate, DEFAULT_BASE_TIME, 2, 4, 4, 200, 500, 100);
     }
 
+    /** This configuration with event 0 at {@code baseTime}. */
+    public GeneratorConfig withBaseTime(long baseTime) {
+        return new GeneratorConfig(
+                events,
+                eventRate,
+                baseTime,
+                hotAuctionRatio,
+                hotBiddersRatio,
+                hotSellersRatio,
+                avgPersonBytes,
+                avgAuctionBytes,
+                avgBidBytes);
+    }
+
     /** Event time of event {@code n}. */
     public long timestampOf(long n) {
         return baseTime + n * 1000 / eventRate;

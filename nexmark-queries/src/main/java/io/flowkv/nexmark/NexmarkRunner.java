@@ -14,7 +14,9 @@ import org.apache.flink.util.TimeUtils;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Runs one NEXMark query: embedded on a MiniCluster when started with {@code java}, on the cluster
@@ -34,7 +36,12 @@ public final class NexmarkRunner {
                     + "  [--window 10s] [--slide 5s] [--gap 10s] [--out-of-orderness 100ms]\n"
                     + "  [--parallelism P (1)] [--checkpoint-interval D] [--checkpoint-dir URI]\n"
                     + "  [--managed-memory 512m: embedded TaskManager's managed memory]\n"
-                    + "  [--progress-interval 5s]";
+                    + "  [--progress-interval 5s]\n"
+                    + "  [--conf key=value: a Flink configuration entry, repeatable]\n"
+                    + "  [--pace-to-event-time: event time = wall-clock time from 2 s after the job"
+                    + " starts; --max-rate is then ignored]\n"
+                    + "  [--latency-out PREFIX: write '<sink ms> <window end ms>' per output record"
+                    + " to PREFIX.<subtask>]";
 
     private NexmarkRunner() {}
 
@@ -49,7 +56,10 @@ public final class NexmarkRunner {
             Duration checkpointInterval,
             String checkpointDir,
             String managedMemory,
-            Duration progressInterval) {
+            Duration progressInterval,
+            Map<String, String> conf,
+            boolean paceToEventTime,
+            String latencyOut) {
 
         static Options parse(String[] args) {
             Query query = null;
@@ -67,6 +77,9 @@ public final class NexmarkRunner {
             String checkpointDir = null;
             String managedMemory = "512m";
             Duration progress = Duration.ofSeconds(5);
+            Map<String, String> conf = new LinkedHashMap<>();
+            boolean pace = false;
+            String latencyOut = null;
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
                 if (!arg.startsWith("--") && query == null) {
@@ -75,6 +88,10 @@ public final class NexmarkRunner {
                 }
                 if (arg.equals("--help") || arg.equals("-h")) {
                     throw new IllegalArgumentException("");
+                }
+                if (arg.equals("--pace-to-event-time")) {
+                    pace = true;
+                    continue;
                 }
                 if (i + 1 >= args.length) {
                     throw new IllegalArgumentException("Missing value for " + arg);
@@ -96,6 +113,15 @@ public final class NexmarkRunner {
                     case "--checkpoint-dir" -> checkpointDir = value;
                     case "--managed-memory" -> managedMemory = value;
                     case "--progress-interval" -> progress = TimeUtils.parseDuration(value);
+                    case "--latency-out" -> latencyOut = value;
+                    case "--conf" -> {
+                        int eq = value.indexOf('=');
+                        if (eq <= 0) {
+                            throw new IllegalArgumentException(
+                                    "--conf expects key=value, got '" + value + "'");
+                        }
+                        conf.put(value.substring(0, eq).trim(), value.substring(eq + 1).trim());
+                    }
                     default -> throw new IllegalArgumentException("Unknown option " + arg);
                 }
             }
@@ -115,7 +141,10 @@ public final class NexmarkRunner {
                     checkpointInterval,
                     checkpointDir,
                     managedMemory,
-                    progress);
+                    progress,
+                    Map.copyOf(conf),
+                    pace,
+                    latencyOut);
         }
     }
 
@@ -171,7 +200,8 @@ public final class NexmarkRunner {
     }
 
     static Result run(Options options, PrintStream progress) throws Exception {
-        Configuration conf = new Configuration();
+        // --conf entries first: the dedicated options below win over them.
+        Configuration conf = Configuration.fromMap(options.conf());
         if (options.backend() != null) {
             conf.set(StateBackendOptions.STATE_BACKEND, options.backend());
         }
@@ -201,8 +231,16 @@ public final class NexmarkRunner {
                         ? options.backend()
                         : embedded ? "hashmap" : "cluster-default";
 
+        // Paced: the source sets the base time when the job starts, and logs it.
+        double maxRate =
+                options.paceToEventTime() ? NexmarkSplit.PACE_TO_EVENT_TIME : options.maxRate();
         Queries.buildJob(
-                env, options.query(), options.generator(), options.maxRate(), options.params());
+                env,
+                options.query(),
+                options.generator(),
+                maxRate,
+                options.params(),
+                options.latencyOut());
 
         Progress.reset();
         long start = System.nanoTime();
@@ -215,6 +253,9 @@ public final class NexmarkRunner {
                 options.parallelism(),
                 options.params());
         JobClient client = env.executeAsync("nexmark-" + options.query().id() + "-" + backend);
+        // the embedded MiniCluster is up now: what follows is the job's own work
+        progress.printf(
+                Locale.ROOT, "[%s] job submitted: %s%n", options.query().id(), client.getJobID());
         JobExecutionResult result = awaitWithProgress(client, options, start, progress);
         // The job's own run time: the MiniCluster's start-up and the submission are not part of
         // the throughput.

@@ -13,6 +13,9 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -30,11 +33,18 @@ public final class NexmarkSource
                 ResultTypeQueryable<Event> {
     private static final long serialVersionUID = 1L;
 
+    /** Paced to event time: event 0's time is this far after the job's start, rounded up. */
+    static final long PACE_START_DELAY_MS = 2_000;
+
+    private static final Logger LOG = LoggerFactory.getLogger(NexmarkSource.class);
+
     private final GeneratorConfig config;
     private final double maxRate;
 
     /**
-     * @param maxRate events per second over all readers in wall-clock time; 0 is unlimited
+     * @param maxRate events per second over all readers in wall-clock time; 0 is unlimited; {@link
+     *     NexmarkSplit#PACE_TO_EVENT_TIME} paces every event to its event time, with the base time
+     *     of {@code config} replaced by a time just after the job starts
      */
     public NexmarkSource(GeneratorConfig config, double maxRate) {
         this.config = config;
@@ -55,9 +65,19 @@ public final class NexmarkSource
     public SplitEnumerator<NexmarkSplit, Collection<NexmarkSplit>> createEnumerator(
             SplitEnumeratorContext<NexmarkSplit> context) {
         int count = context.currentParallelism();
+        GeneratorConfig config = this.config;
+        if (maxRate == NexmarkSplit.PACE_TO_EVENT_TIME) {
+            // The job is starting: event time begins at a whole second shortly after now, when
+            // the readers are deployed, whatever the time the job took to start.
+            long base = (System.currentTimeMillis() / 1000 + 1) * 1000 + PACE_START_DELAY_MS;
+            config = config.withBaseTime(base);
+            LOG.info("NEXMark source paced to event time: event 0 at epoch ms {}", base);
+        }
         List<NexmarkSplit> splits = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            splits.add(new NexmarkSplit(config, i, count, 0, maxRate / count));
+            double splitRate =
+                    maxRate == NexmarkSplit.PACE_TO_EVENT_TIME ? maxRate : maxRate / count;
+            splits.add(new NexmarkSplit(config, i, count, 0, splitRate));
         }
         return new Enumerator(context, splits);
     }

@@ -14,11 +14,20 @@ import java.util.NoSuchElementException;
  * position}, below {@code config.events()}. Splits interleave, so parallel readers advance through
  * event time together and the combined watermark does not hold back one reader's windows.
  *
- * @param maxRate events per second this split may produce in wall-clock time; 0 is unlimited
+ * @param maxRate events per second this split may produce in wall-clock time; 0 is unlimited;
+ *     {@link #PACE_TO_EVENT_TIME}: no event before the wall-clock time equal to its event time
  */
 public record NexmarkSplit(
         GeneratorConfig config, int index, int count, long position, double maxRate)
         implements IteratorSourceSplit<Event, NexmarkSplit.EventIterator> {
+
+    /**
+     * The {@code maxRate} that paces the split to the wall clock: event {@code n} is emitted no
+     * earlier than {@code config.timestampOf(n)} epoch milliseconds, so with a base time near now
+     * event time and wall-clock time coincide, and a window's end is the wall-clock time its last
+     * event could arrive (for latency measurement).
+     */
+    public static final double PACE_TO_EVENT_TIME = -1;
 
     @Override
     public String splitId() {
@@ -44,6 +53,8 @@ public record NexmarkSplit(
         private final int count;
         private final long events;
         private final double nanosPerEvent;
+        private final boolean paceToEventTime;
+        private final GeneratorConfig config;
         private long position;
         private long emitted;
         private long startNanos;
@@ -54,6 +65,8 @@ public record NexmarkSplit(
             this.count = split.count;
             this.events = split.config.events();
             this.nanosPerEvent = split.maxRate > 0 ? 1e9 / split.maxRate : 0;
+            this.paceToEventTime = split.maxRate == PACE_TO_EVENT_TIME;
+            this.config = split.config;
             this.position = split.position;
         }
 
@@ -73,9 +86,22 @@ public record NexmarkSplit(
                 Progress.add(PACE_EVERY);
                 if (nanosPerEvent > 0) {
                     pace();
+                } else if (paceToEventTime) {
+                    sleepUntil(config.timestampOf(n));
                 }
             }
             return generator.event(n);
+        }
+
+        private static void sleepUntil(long epochMillis) {
+            long ahead = epochMillis - System.currentTimeMillis();
+            if (ahead > 1) {
+                try {
+                    Thread.sleep(ahead);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
 
         private void pace() {

@@ -73,8 +73,35 @@ public final class Queries {
             GeneratorConfig generator,
             double maxRate,
             QueryParams params) {
-        build(query, events(env, generator, maxRate, params), params)
-                .flatMap(new Checksum(), Types.LONG)
+        buildJob(env, query, generator, maxRate, params, null);
+    }
+
+    /**
+     * As {@link #buildJob(StreamExecutionEnvironment, Query, GeneratorConfig, double,
+     * QueryParams)}, with a {@link LatencyRecorder} writing to {@code latencyPrefix} before the
+     * checksum when it is not null.
+     */
+    public static void buildJob(
+            StreamExecutionEnvironment env,
+            Query query,
+            GeneratorConfig generator,
+            double maxRate,
+            QueryParams params,
+            String latencyPrefix) {
+        DataStream<Tuple4<Long, Long, Long, Long>> output =
+                build(query, events(env, generator, maxRate, params), params);
+        if (latencyPrefix != null) {
+            int field = LatencyRecorder.windowEndField(query);
+            if (field < 0) {
+                throw new IllegalArgumentException(
+                        query.id() + "'s output has no window end to measure latency against");
+            }
+            output =
+                    output.map(new LatencyRecorder(latencyPrefix, field), Output.TYPE)
+                            .uid("latency")
+                            .name("latency");
+        }
+        output.flatMap(new Checksum(), Types.LONG)
                 .uid("checksum")
                 .name("checksum")
                 .sinkTo(new DiscardingSink<>())

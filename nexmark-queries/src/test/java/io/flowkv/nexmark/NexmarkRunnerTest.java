@@ -57,6 +57,40 @@ class NexmarkRunnerTest {
     }
 
     @Test
+    void shouldCollectConfEntries() {
+        NexmarkRunner.Options o =
+                NexmarkRunner.Options.parse(
+                        new String[] {
+                            "q7",
+                            "--conf",
+                            "state.backend.flowkv.read-batch-ratio=0.1",
+                            "--conf",
+                            "io.tmp.dirs = /tmp/x=y"
+                        });
+        assertThat(o.conf())
+                .containsExactlyInAnyOrderEntriesOf(
+                        java.util.Map.of(
+                                "state.backend.flowkv.read-batch-ratio", "0.1",
+                                "io.tmp.dirs", "/tmp/x=y"));
+        assertThat(NexmarkRunner.Options.parse(new String[] {"q7"}).conf()).isEmpty();
+        assertThatThrownBy(() -> NexmarkRunner.Options.parse(new String[] {"q7", "--conf", "x"}))
+                .hasMessageContaining("key=value");
+    }
+
+    @Test
+    void shouldLeaveLatencyRecordingOffUnlessAsked() {
+        NexmarkRunner.Options plain = NexmarkRunner.Options.parse(new String[] {"q7"});
+        assertThat(plain.paceToEventTime()).isFalse();
+        assertThat(plain.latencyOut()).isNull();
+
+        NexmarkRunner.Options o =
+                NexmarkRunner.Options.parse(
+                        new String[] {"q11", "--pace-to-event-time", "--latency-out", "/tmp/lat"});
+        assertThat(o.paceToEventTime()).isTrue();
+        assertThat(o.latencyOut()).isEqualTo("/tmp/lat");
+    }
+
+    @Test
     void shouldTakeTheQueryAsFirstArgument() {
         assertThat(NexmarkRunner.Options.parse(new String[] {"q11-median"}).query())
                 .isEqualTo(Query.Q11_MEDIAN);

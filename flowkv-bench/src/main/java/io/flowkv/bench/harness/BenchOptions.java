@@ -1,0 +1,310 @@
+package io.flowkv.bench.harness;
+
+import io.flowkv.nexmark.Query;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/** The command line of scripts/bench.sh. */
+record BenchOptions(
+        Set<String> modes,
+        String scale,
+        String memory,
+        int reps,
+        List<Query> queries,
+        List<String> backends,
+        long events,
+        double stateFactor,
+        long checkpointIntervalMs,
+        Path out,
+        Path runsDir,
+        boolean jfr,
+        boolean keepRuns,
+        long stallSeconds,
+        long timeoutSeconds,
+        boolean dryRun,
+        boolean reportOnly,
+        Map<String, Double> maxRates,
+        long latencySeconds,
+        long latencyCalibrationEvents,
+        String note,
+        String commandLine) {
+
+    static final long QUICK_EVENTS = 600_000;
+
+    static final List<String> MODES = List.of("throughput", "sweeps", "scaling", "latency");
+
+    static final String USAGE =
+            String.join(
+                    "\n",
+                    "usage: scripts/bench.sh [modes] [options]",
+                    "modes (default --throughput; several may be given):",
+                    "  --throughput   every query x backend, events/s, CPU, JFR breakdown, disk",
+                    "  --sweeps       FlowKV read-batch-ratio (q7-session, q11-median) and MSA"
+                            + " (q7, q11-median) sweeps",
+                    "  --scaling      q11-median on flowkv and rocksdb at parallelism 1 and 2",
+                    "  --latency      q7, q11-median, q11 paced to the wall clock at 25/50/75/100%"
+                            + " of RocksDB's max rate: latency percentiles",
+                    "  --all          all of the above",
+                    "  --quick        throughput of all queries on flowkv and rocksdb, small scale,"
+                            + " 2 reps, 600k events",
+                    "  --report-only  regenerate README.md and the plots from the CSVs in --out",
+                    "options:",
+                    "  --scale small|large     state sizes (default small; large: the append"
+                            + " queries hold --state-factor x managed memory)",
+                    "  --memory 2g             TaskManager process size of every run",
+                    "  --reps N                repetitions (default 3 at large, 2 at small)",
+                    "  --queries q7,q8,...     queries (default all eight; narrows the other"
+                            + " modes' own query lists too)",
+                    "  --backends a,b,...      flowkv,rocksdb,forst,hashmap (default all four)",
+                    "  --events N              events per run (overrides the scale's plan)",
+                    "  --state-factor F        large: peak window state / managed memory"
+                            + " (default 4)",
+                    "  --checkpoint-interval D checkpoints every D (e.g. 10s); default off",
+                    "  --out DIR               results (default docs/benchmarks; --quick:"
+                            + " target/bench-quick)",
+                    "  --runs-dir DIR          per-run logs and state (default target/bench-runs)",
+                    "  --no-jfr                no JFR recording (no CPU breakdown)",
+                    "  --keep-runs             keep state dirs and JFR files of every run",
+                    "  --stall-timeout S       kill a run without progress and with idle CPU for"
+                            + " S s (default 180)",
+                    "  --run-timeout S         kill a run after S s (default 3600)",
+                    "  --max-rates q7=R,...    latency: the queries' max rates (events/s) instead"
+                            + " of measuring them on RocksDB first",
+                    "  --latency-seconds S     latency: seconds of events per paced run"
+                            + " (default 60)",
+                    "  --latency-calibration-events N  latency: events of the max-rate runs"
+                            + " (default 3000000)",
+                    "  --note TEXT             a remark printed at the top of README.md (e.g. that"
+                            + " this was a smoke run on a busy machine)",
+                    "  --dry-run               print the plan, the memory split and the ETA only");
+
+    static BenchOptions parse(String[] args) {
+        Set<String> modes = new LinkedHashSet<>();
+        String scale = "small";
+        String memory = "2g";
+        int reps = -1;
+        List<Query> queries = Arrays.asList(Query.values());
+        List<String> backends = RunSpec.BACKENDS;
+        long events = 0;
+        double stateFactor = 4;
+        long checkpointMs = 0;
+        Path out = null;
+        Path runsDir = Path.of("target", "bench-runs");
+        boolean jfr = true;
+        boolean keep = false;
+        long stall = 180;
+        long timeout = 3600;
+        boolean dryRun = false;
+        boolean reportOnly = false;
+        boolean quick = false;
+        Map<String, Double> maxRates = new LinkedHashMap<>();
+        long latencySeconds = 60;
+        long calibrationEvents = 3_000_000;
+        String note = "";
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--help", "-h" -> throw new IllegalArgumentException("");
+                case "--throughput", "--sweeps", "--scaling", "--latency" ->
+                        modes.add(a.substring(2));
+                case "--all" -> modes.addAll(MODES);
+                case "--quick" -> quick = true;
+                case "--report-only" -> reportOnly = true;
+                case "--no-jfr" -> jfr = false;
+                case "--keep-runs" -> keep = true;
+                case "--dry-run" -> dryRun = true;
+                default -> {
+                    if (!a.startsWith("--")) {
+                        throw new IllegalArgumentException("unexpected argument '" + a + "'");
+                    }
+                    if (i + 1 >= args.length) {
+                        throw new IllegalArgumentException("missing value for " + a);
+                    }
+                    String v = args[++i];
+                    switch (a) {
+                        case "--scale" -> scale = v.toLowerCase(Locale.ROOT);
+                        case "--memory" -> memory = v;
+                        case "--reps" -> reps = positiveInt(a, v);
+                        case "--queries" -> queries = queries(v);
+                        case "--backends" -> backends = backends(v);
+                        case "--events" -> events = positiveLong(a, v);
+                        case "--state-factor" -> stateFactor = positiveDouble(a, v);
+                        case "--checkpoint-interval" -> checkpointMs = durationMs(a, v);
+                        case "--out" -> out = Path.of(v);
+                        case "--runs-dir" -> runsDir = Path.of(v);
+                        case "--stall-timeout" -> stall = positiveLong(a, v);
+                        case "--run-timeout" -> timeout = positiveLong(a, v);
+                        case "--max-rates" -> maxRates = maxRates(v);
+                        case "--note" -> note = v;
+                        case "--latency-seconds" -> latencySeconds = positiveLong(a, v);
+                        case "--latency-calibration-events" ->
+                                calibrationEvents = positiveLong(a, v);
+                        default -> throw new IllegalArgumentException("unknown option " + a);
+                    }
+                }
+            }
+        }
+        if (!scale.equals("small") && !scale.equals("large")) {
+            throw new IllegalArgumentException("--scale must be small or large, got " + scale);
+        }
+        if (quick) {
+            modes.add("throughput");
+            if (backends == RunSpec.BACKENDS) {
+                backends = List.of("flowkv", "rocksdb");
+            }
+            if (reps < 0) {
+                reps = 2;
+            }
+            if (events == 0) {
+                // under 10 minutes on 2 cores, start-up of 32 JVMs included
+                events = QUICK_EVENTS;
+            }
+            if (out == null) {
+                out = Path.of("target", "bench-quick");
+            }
+        }
+        if (modes.isEmpty() && !reportOnly) {
+            modes.add("throughput");
+        }
+        if (reps < 0) {
+            reps = scale.equals("large") ? 3 : 2;
+        }
+        if (out == null) {
+            out = Path.of("docs", "benchmarks");
+        }
+        return new BenchOptions(
+                modes,
+                scale,
+                memory,
+                reps,
+                List.copyOf(queries),
+                List.copyOf(backends),
+                events,
+                stateFactor,
+                checkpointMs,
+                out,
+                runsDir,
+                jfr,
+                keep,
+                stall,
+                timeout,
+                dryRun,
+                reportOnly,
+                Map.copyOf(maxRates),
+                latencySeconds,
+                calibrationEvents,
+                note,
+                commandLine(args));
+    }
+
+    private static List<Query> queries(String v) {
+        List<Query> out = new ArrayList<>();
+        for (String q : v.split(",")) {
+            if (!q.isBlank()) {
+                out.add(Query.of(q.trim()));
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("--queries names no query");
+        }
+        return out;
+    }
+
+    /** The invocation as a shell would take it back: arguments with spaces etc. quoted. */
+    static String commandLine(String[] args) {
+        StringBuilder sb = new StringBuilder("scripts/bench.sh");
+        for (String a : args) {
+            sb.append(' ');
+            if (a.matches("[A-Za-z0-9_./:=,%+-]+")) {
+                sb.append(a);
+            } else {
+                sb.append('\'').append(a.replace("'", "'\\''")).append('\'');
+            }
+        }
+        return sb.toString();
+    }
+
+    private static Map<String, Double> maxRates(String v) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (String kv : v.split(",")) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException(
+                        "--max-rates expects query=events_per_s,..., got '" + kv + "'");
+            }
+            String q = Query.of(kv.substring(0, eq).trim()).id();
+            out.put(q, positiveDouble("--max-rates " + q, kv.substring(eq + 1).trim()));
+        }
+        return out;
+    }
+
+    private static List<String> backends(String v) {
+        List<String> out = new ArrayList<>();
+        for (String b : v.split(",")) {
+            String name = b.trim().toLowerCase(Locale.ROOT);
+            if (name.isEmpty()) {
+                continue;
+            }
+            if (!RunSpec.BACKENDS.contains(name)) {
+                throw new IllegalArgumentException(
+                        "unknown backend '" + b + "' (allowed: " + RunSpec.BACKENDS + ")");
+            }
+            out.add(name);
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("--backends names no backend");
+        }
+        return out;
+    }
+
+    private static int positiveInt(String option, String v) {
+        long n = positiveLong(option, v);
+        if (n > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(option + " too large: " + v);
+        }
+        return (int) n;
+    }
+
+    private static long positiveLong(String option, String v) {
+        long n;
+        try {
+            n = Long.parseLong(v.replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " expects a number, got '" + v + "'", e);
+        }
+        if (n < 1) {
+            throw new IllegalArgumentException(option + " must be >= 1, got " + v);
+        }
+        return n;
+    }
+
+    private static double positiveDouble(String option, String v) {
+        double d;
+        try {
+            d = Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " expects a number, got '" + v + "'", e);
+        }
+        if (!(d > 0)) {
+            throw new IllegalArgumentException(option + " must be > 0, got " + v);
+        }
+        return d;
+    }
+
+    private static long durationMs(String option, String v) {
+        try {
+            return org.apache.flink.util.TimeUtils.parseDuration(v).toMillis();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    option + " expects a duration like 10s, got '" + v + "'", e);
+        }
+    }
+}

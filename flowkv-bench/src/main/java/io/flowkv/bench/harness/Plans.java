@@ -1,0 +1,136 @@
+package io.flowkv.bench.harness;
+
+import io.flowkv.nexmark.Query;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** The runs of each mode, in the order they run. */
+final class Plans {
+
+    /** FlowKV's read batch ratio values of the sensitivity sweep (the default is 0.02). */
+    static final double[] READ_BATCH_RATIOS = {0.005, 0.01, 0.02, 0.05, 0.1, 0.2};
+
+    /** FlowKV's max space amplification values of the sweep (the default is 1.5). */
+    static final double[] MAX_SPACE_AMPLIFICATIONS = {1.1, 1.25, 1.5, 2, 3};
+
+    static final List<Query> READ_BATCH_QUERIES = List.of(Query.Q7_SESSION, Query.Q11_MEDIAN);
+    static final List<Query> MSA_QUERIES = List.of(Query.Q7, Query.Q11_MEDIAN);
+
+    private Plans() {}
+
+    /** The mode's own queries, narrowed to those of {@code --queries}. */
+    static List<Query> selected(List<Query> queries, BenchOptions o) {
+        return queries.stream().filter(o.queries()::contains).toList();
+    }
+
+    static String csvName(String mode) {
+        return mode + ".csv";
+    }
+
+    static List<RunSpec> of(String mode, BenchOptions o, MemoryBudget budget) {
+        return switch (mode) {
+            case "throughput" -> throughput(o, budget);
+            case "sweeps" -> sweeps(o, budget);
+            case "scaling" -> scaling(o, budget);
+            case "latency" -> {
+                List<RunSpec> runs = new ArrayList<>(Latency.calibration(o, budget));
+                runs.addAll(Latency.paced(o, budget));
+                yield runs;
+            }
+            default -> throw new IllegalArgumentException("unknown mode " + mode);
+        };
+    }
+
+    static ScalePlan.QueryPlan plan(Query q, BenchOptions o, MemoryBudget budget) {
+        return ScalePlan.plan(q, o.scale(), budget.managedBytes(), o.stateFactor(), o.events());
+    }
+
+    /**
+     * Every query on every backend, repetitions interleaved: rep 1 of every query on every backend,
+     * then rep 2, so that a slow phase of the machine hits every backend alike.
+     */
+    static List<RunSpec> throughput(BenchOptions o, MemoryBudget budget) {
+        List<RunSpec> out = new ArrayList<>();
+        for (int rep = 1; rep <= o.reps(); rep++) {
+            for (Query q : o.queries()) {
+                ScalePlan.QueryPlan p = plan(q, o, budget);
+                for (String b : o.backends()) {
+                    out.add(
+                            new RunSpec(
+                                    "throughput",
+                                    p,
+                                    b,
+                                    rep,
+                                    1,
+                                    "",
+                                    Map.of(),
+                                    o.checkpointIntervalMs()));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** FlowKV alone, one run per setting (the sweep's shape is the result, not a ratio). */
+    static List<RunSpec> sweeps(BenchOptions o, MemoryBudget budget) {
+        List<RunSpec> out = new ArrayList<>();
+        for (Query q : selected(READ_BATCH_QUERIES, o)) {
+            ScalePlan.QueryPlan p = plan(q, o, budget);
+            for (double r : READ_BATCH_RATIOS) {
+                out.add(
+                        new RunSpec(
+                                "read-batch-ratio",
+                                p,
+                                "flowkv",
+                                1,
+                                1,
+                                "read-batch-ratio=" + r,
+                                Map.of("state.backend.flowkv.read-batch-ratio", Double.toString(r)),
+                                o.checkpointIntervalMs()));
+            }
+        }
+        for (Query q : selected(MSA_QUERIES, o)) {
+            ScalePlan.QueryPlan p = plan(q, o, budget);
+            for (double m : MAX_SPACE_AMPLIFICATIONS) {
+                out.add(
+                        new RunSpec(
+                                "msa",
+                                p,
+                                "flowkv",
+                                1,
+                                1,
+                                "max-space-amplification=" + m,
+                                Map.of(
+                                        "state.backend.flowkv.max-space-amplification",
+                                        Double.toString(m)),
+                                o.checkpointIntervalMs()));
+            }
+        }
+        return out;
+    }
+
+    /** Q11-Median on FlowKV and RocksDB at parallelism 1 and 2, interleaved. */
+    static List<RunSpec> scaling(BenchOptions o, MemoryBudget budget) {
+        List<RunSpec> out = new ArrayList<>();
+        ScalePlan.QueryPlan p = plan(Query.Q11_MEDIAN, o, budget);
+        for (int rep = 1; rep <= o.reps(); rep++) {
+            for (int parallelism = 1; parallelism <= 2; parallelism++) {
+                for (String b : List.of("flowkv", "rocksdb")) {
+                    out.add(
+                            new RunSpec(
+                                    "scaling",
+                                    p,
+                                    b,
+                                    rep,
+                                    parallelism,
+                                    "",
+                                    Map.of(),
+                                    o.checkpointIntervalMs()));
+                }
+            }
+        }
+        return out;
+    }
+}

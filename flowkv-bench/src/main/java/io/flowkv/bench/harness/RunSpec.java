@@ -1,0 +1,86 @@
+package io.flowkv.bench.harness;
+
+import io.flowkv.nexmark.Query;
+
+import java.util.List;
+import java.util.Map;
+
+/** One child run: which query on which backend, with what, and why (experiment and setting). */
+record RunSpec(
+        String experiment,
+        ScalePlan.QueryPlan plan,
+        String backend,
+        int rep,
+        int parallelism,
+        String setting,
+        Map<String, String> conf,
+        long checkpointIntervalMs,
+        long targetRate) {
+
+    /** A throughput-style run: the generator unpaced. */
+    RunSpec(
+            String experiment,
+            ScalePlan.QueryPlan plan,
+            String backend,
+            int rep,
+            int parallelism,
+            String setting,
+            Map<String, String> conf,
+            long checkpointIntervalMs) {
+        this(experiment, plan, backend, rep, parallelism, setting, conf, checkpointIntervalMs, 0);
+    }
+
+    /** Paced to the wall clock at {@link #targetRate} events/s (latency runs). */
+    boolean paced() {
+        return targetRate > 0;
+    }
+
+    static final List<String> BACKENDS = List.of("flowkv", "rocksdb", "forst", "hashmap");
+
+    Query query() {
+        return plan.query();
+    }
+
+    String label() {
+        return query().id()
+                + " "
+                + backend
+                + (setting.isEmpty() ? "" : " " + setting)
+                + (parallelism == 1 ? "" : " p=" + parallelism)
+                + " rep "
+                + rep;
+    }
+
+    String dirName() {
+        return (experiment
+                        + "-"
+                        + query().id()
+                        + "-"
+                        + backend
+                        + (setting.isEmpty() ? "" : "-" + setting)
+                        + "-p"
+                        + parallelism
+                        + "-r"
+                        + rep)
+                .replaceAll("[^A-Za-z0-9.=_-]", "_");
+    }
+
+    /** The row's identifying columns, before any measurement. */
+    Row baseRow(long managedBytes) {
+        return new Row()
+                .set(Column.EXPERIMENT, experiment)
+                .set(Column.QUERY, query().id())
+                .set(Column.BACKEND, backend)
+                .set(Column.REP, rep)
+                .set(Column.PARALLELISM, parallelism)
+                .set(Column.SETTING, setting)
+                .set(Column.EVENTS, plan.events())
+                .set(Column.EVENT_RATE, plan.eventRate())
+                .set(Column.WINDOW_MS, plan.windowMs())
+                .set(Column.SLIDE_MS, plan.slideMs())
+                .set(Column.GAP_MS, plan.gapMs())
+                .set(Column.TARGET_RATE, targetRate)
+                .set(Column.STATE_ESTIMATE_BYTES, plan.stateEstimateBytes())
+                .set(Column.MANAGED_BYTES, managedBytes);
+    }
+}

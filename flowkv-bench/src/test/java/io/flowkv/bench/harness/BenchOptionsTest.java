@@ -1,0 +1,84 @@
+package io.flowkv.bench.harness;
+
+import io.flowkv.nexmark.Query;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class BenchOptionsTest {
+
+    @Test
+    void shouldDefaultToThroughputOfEverythingAtSmallScale() {
+        BenchOptions o = BenchOptions.parse(new String[0]);
+        assertThat(o.modes()).containsExactly("throughput");
+        assertThat(o.scale()).isEqualTo("small");
+        assertThat(o.reps()).isEqualTo(2);
+        assertThat(o.queries()).containsExactly(Query.values());
+        assertThat(o.backends()).containsExactly("flowkv", "rocksdb", "forst", "hashmap");
+        assertThat(o.out()).isEqualTo(Path.of("docs", "benchmarks"));
+        assertThat(o.jfr()).isTrue();
+        assertThat(BenchOptions.parse(new String[] {"--scale", "large"}).reps()).isEqualTo(3);
+    }
+
+    @Test
+    void shouldMakeQuickRunsSmallAndSeparate() {
+        BenchOptions o = BenchOptions.parse(new String[] {"--quick"});
+        assertThat(o.modes()).containsExactly("throughput");
+        assertThat(o.backends()).containsExactly("flowkv", "rocksdb");
+        assertThat(o.reps()).isEqualTo(2);
+        assertThat(o.out()).isEqualTo(Path.of("target", "bench-quick"));
+        assertThat(o.events()).isEqualTo(BenchOptions.QUICK_EVENTS);
+        assertThat(BenchOptions.parse(new String[] {"--quick", "--reps", "1"}).reps()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldParseModesAndLists() {
+        BenchOptions o =
+                BenchOptions.parse(
+                        new String[] {
+                            "--all", "--queries", "q7, q11-median", "--backends", "RocksDB,flowkv",
+                            "--checkpoint-interval", "10s", "--memory", "3g", "--no-jfr"
+                        });
+        assertThat(o.modes()).containsExactlyElementsOf(BenchOptions.MODES);
+        assertThat(o.queries()).containsExactly(Query.Q7, Query.Q11_MEDIAN);
+        assertThat(o.backends()).isEqualTo(List.of("rocksdb", "flowkv"));
+        assertThat(o.checkpointIntervalMs()).isEqualTo(10_000);
+        assertThat(o.memory()).isEqualTo("3g");
+        assertThat(o.jfr()).isFalse();
+        assertThat(BenchOptions.parse(new String[] {"--report-only"}).modes()).isEmpty();
+    }
+
+    @Test
+    void shouldQuoteTheCommandLineForAShell() {
+        assertThat(
+                        BenchOptions.commandLine(
+                                new String[] {
+                                    "--quick", "--note", "it's a smoke run", "--reps", "1"
+                                }))
+                .isEqualTo("scripts/bench.sh --quick --note 'it'\\''s a smoke run' --reps 1");
+    }
+
+    @Test
+    void shouldExplainBadInput() {
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--scale", "medium"}))
+                .hasMessageContaining("small or large");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--backends", "leveldb"}))
+                .hasMessageContaining("leveldb")
+                .hasMessageContaining("flowkv");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--reps", "0"}))
+                .hasMessageContaining(">= 1");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--reps"}))
+                .hasMessageContaining("missing value");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--frobnicate", "1"}))
+                .hasMessageContaining("--frobnicate");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--queries", "q99"}))
+                .hasMessageContaining("q99");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--checkpoint-interval", "soon"}))
+                .hasMessageContaining("duration");
+    }
+}

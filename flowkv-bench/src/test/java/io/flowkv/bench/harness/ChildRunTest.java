@@ -1,0 +1,63 @@
+package io.flowkv.bench.harness;
+
+import io.flowkv.nexmark.Query;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ChildRunTest {
+
+    @Test
+    void shouldSizeTheChildJvmFromTheBudget() {
+        MemoryBudget b = MemoryBudget.forProcessSize("2g");
+        RunSpec spec =
+                new RunSpec(
+                        "read-batch-ratio",
+                        ScalePlan.plan(Query.Q7_SESSION, "small", b.managedBytes(), 4, 1000),
+                        "flowkv",
+                        1,
+                        2,
+                        "read-batch-ratio=0.1",
+                        Map.of("state.backend.flowkv.read-batch-ratio", "0.1"),
+                        0);
+        ChildRun.Env env =
+                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600);
+
+        List<String> cmd = ChildRun.command(spec, env, Path.of("/tmp/runs/x"));
+
+        assertThat(cmd)
+                .contains(
+                        "-Xmx" + b.xmxBytes(),
+                        "-XX:MaxDirectMemorySize=" + b.maxDirectBytes(),
+                        "-XX:+ExitOnOutOfMemoryError",
+                        "io.flowkv.nexmark.NexmarkRunner",
+                        b.managedBytes() + "b",
+                        "q7-session",
+                        "io.tmp.dirs=/tmp/runs/x/tmp",
+                        "state.backend.flowkv.read-batch-ratio=0.1")
+                .doesNotContain("--checkpoint-interval");
+        assertThat(cmd.get(cmd.indexOf("--parallelism") + 1)).isEqualTo("2");
+        assertThat(cmd.stream().filter(a -> a.startsWith("-XX:StartFlightRecording"))).hasSize(1);
+        assertThat(spec.dirName()).doesNotContain(" ").contains("q7-session");
+    }
+
+    @Test
+    void shouldTakeTheLastResultLine() {
+        Map<String, String> r =
+                ChildRun.resultLine(
+                        List.of(
+                                "noise",
+                                "query=q7 backend=flowkv events=10 seconds=1.000 events_per_s=10"
+                                        + " output_records=3 checksum=00000000000000ab",
+                                "more noise"));
+        assertThat(r)
+                .containsEntry("events_per_s", "10")
+                .containsEntry("checksum", "00000000000000ab");
+        assertThat(ChildRun.resultLine(List.of("nothing"))).isNull();
+    }
+}

@@ -1,0 +1,97 @@
+package io.flowkv.bench.harness;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ReportTest {
+
+    @Test
+    void shouldRegenerateTheReportFromCsvsAlone(@TempDir Path out) throws Exception {
+        List<Row> throughput = new ArrayList<>();
+        for (int rep = 1; rep <= 2; rep++) {
+            throughput.add(
+                    cpu(
+                            SummaryTest.run(
+                                    "throughput", "q7", "flowkv", rep, Row.OK, 300 + rep, "a")));
+            throughput.add(
+                    cpu(SummaryTest.run("throughput", "q7", "rocksdb", rep, Row.OK, 100, "a")));
+            throughput.add(
+                    SummaryTest.run("throughput", "q7", "hashmap", rep, "failed: OOM", 0, ""));
+        }
+        List<Row> sweeps = new ArrayList<>();
+        for (String v : List.of("0.01", "0.1")) {
+            sweeps.add(
+                    cpu(SummaryTest.run("read-batch-ratio", "q7", "flowkv", 1, Row.OK, 200, "a"))
+                            .set(Column.SETTING, "read-batch-ratio=" + v)
+                            .set(Column.PREFETCH_HIT_RATIO, 0.5));
+        }
+        List<Row> latency = new ArrayList<>();
+        latency.add(SummaryTest.run("latency-max", "q11", "rocksdb", 1, Row.OK, 1000, "x"));
+        for (String b : List.of("flowkv", "rocksdb")) {
+            for (int rate : new int[] {250, 500}) {
+                latency.add(
+                        SummaryTest.run("latency", "q11", b, 1, Row.OK, rate, "y")
+                                .set(Column.SETTING, "rate=" + rate / 10 + "%")
+                                .set(Column.TARGET_RATE, rate)
+                                .set(Column.P50_MS, 120)
+                                .set(Column.P95_MS, 300)
+                                .set(Column.P99_MS, 400)
+                                .set(Column.P999_MS, 900)
+                                .set(Column.ACHIEVED_RATE, rate)
+                                .set(Column.SUSTAINED, Boolean.toString(rate == 250)));
+            }
+        }
+        Path csv = out.resolve(Bench.CSV_DIR);
+        Csv.write(csv.resolve("latency.csv"), latency);
+        Files.writeString(
+                csv.resolve(Latency.TIMELINE_CSV),
+                Latency.timelineHeader()
+                        + "q11,flowkv,250,1,10,400\nq11,flowkv,250,2,10,500\n"
+                        + "q11,rocksdb,250,1,10,700\n");
+        Csv.write(csv.resolve("throughput.csv"), throughput);
+        Csv.write(csv.resolve("sweeps.csv"), sweeps);
+        Files.writeString(out.resolve("store-bench-aar.log"), "x");
+
+        List<Row> rows = Report.readAll(csv);
+        Report.write(out, rows, Summary.checksumMismatches(rows));
+
+        String md = Files.readString(out.resolve("README.md"));
+        assertThat(md)
+                .contains("geomean_flowkv_vs_rocksdb=3.02")
+                .contains("| q7 | 1k |")
+                .contains("| failed: OOM (2/2) |")
+                .contains("[store-bench-aar.log](store-bench-aar.log)")
+                .contains("microbench.md")
+                .contains("read-batch-ratio=0.1")
+                .contains(
+                        "| q11 | 50% (500/s) | flowkv | 120 | 300 | 400 | 900 | 500 | **not sustained** |")
+                .contains("q11 1000 events/s")
+                .contains("latency-over-time-q11.png")
+                .contains("## Method");
+        for (String png :
+                List.of(
+                        "throughput.png",
+                        "cpu.png",
+                        "read-batch-ratio.png",
+                        "latency-q11.png",
+                        "latency-over-time-q11.png")) {
+            assertThat(csv.resolve(png)).isNotEmptyFile();
+        }
+    }
+
+    private static Row cpu(Row r) {
+        return r.set(Column.CPU_S, 2.0)
+                .set(Column.JFR_FLOWKV, 0.25)
+                .set(Column.JFR_ROCKSDB, 0.0)
+                .set(Column.JFR_HEAP, 0.0)
+                .set(Column.JFR_SERDE, 0.25)
+                .set(Column.JFR_OTHER, 0.5);
+    }
+}

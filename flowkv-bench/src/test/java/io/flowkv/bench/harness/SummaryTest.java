@@ -1,0 +1,91 @@
+package io.flowkv.bench.harness;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SummaryTest {
+
+    static Row run(
+            String experiment,
+            String query,
+            String backend,
+            int rep,
+            String status,
+            double eps,
+            String checksum) {
+        Row r =
+                new Row()
+                        .set(Column.EXPERIMENT, experiment)
+                        .set(Column.QUERY, query)
+                        .set(Column.BACKEND, backend)
+                        .set(Column.REP, rep)
+                        .set(Column.PARALLELISM, 1)
+                        .set(Column.EVENTS, 1000)
+                        .set(Column.EVENT_RATE, 100)
+                        .set(Column.WINDOW_MS, 10)
+                        .set(Column.SLIDE_MS, 5)
+                        .set(Column.GAP_MS, 10)
+                        .set(Column.STATUS, status);
+        if (status.equals(Row.OK)) {
+            r.set(Column.EVENTS_PER_S, eps)
+                    .set(Column.CHECKSUM, checksum)
+                    .set(Column.OUTPUT_RECORDS, 5);
+        }
+        return r;
+    }
+
+    @Test
+    void shouldPrintRatiosOfMediansAndTheirGeomean() {
+        List<Row> rows = new ArrayList<>();
+        // q7: flowkv median 300 (reps 100, 300, 900), rocksdb median 100 -> 3.0
+        rows.add(run("throughput", "q7", "flowkv", 1, Row.OK, 100, "a"));
+        rows.add(run("throughput", "q7", "rocksdb", 1, Row.OK, 50, "a"));
+        rows.add(run("throughput", "q7", "hashmap", 1, "failed: OOM", 0, ""));
+        rows.add(run("throughput", "q7", "flowkv", 2, Row.OK, 300, "a"));
+        rows.add(run("throughput", "q7", "rocksdb", 2, Row.OK, 100, "a"));
+        rows.add(run("throughput", "q7", "flowkv", 3, Row.OK, 900, "a"));
+        rows.add(run("throughput", "q7", "rocksdb", 3, Row.OK, 200, "a"));
+        // q8: flowkv 150 vs rocksdb 200 -> 0.75
+        rows.add(run("throughput", "q8", "flowkv", 1, Row.OK, 150, "b"));
+        rows.add(run("throughput", "q8", "rocksdb", 1, Row.OK, 200, "b"));
+        // q11: rocksdb failed -> no ratio
+        rows.add(run("throughput", "q11", "flowkv", 1, Row.OK, 150, "c"));
+        rows.add(run("throughput", "q11", "rocksdb", 1, "failed: exit 1", 0, ""));
+
+        assertThat(Summary.checksumMismatches(rows)).isEmpty();
+        assertThat(Summary.finalLine(rows, true))
+                .isEqualTo(
+                        "geomean_flowkv_vs_rocksdb=1.50 min_flowkv_vs_rocksdb=0.75"
+                                + " geomean_flowkv_vs_forst=n/a queries=2 checksums_equal=true");
+
+        rows.add(run("throughput", "q7", "forst", 1, Row.OK, 150, "a"));
+        assertThat(Summary.finalLine(rows, false))
+                .endsWith("geomean_flowkv_vs_forst=2.00 queries=2 checksums_equal=false");
+    }
+
+    @Test
+    void shouldReportDisagreeingChecksumsButNotFailedOrLatencyRuns() {
+        List<Row> rows = new ArrayList<>();
+        rows.add(run("throughput", "q7", "flowkv", 1, Row.OK, 1, "aa"));
+        rows.add(run("throughput", "q7", "rocksdb", 1, Row.OK, 1, "aa"));
+        rows.add(run("throughput", "q7", "hashmap", 1, "failed: OOM", 0, ""));
+        rows.add(run("latency", "q7", "rocksdb", 1, Row.OK, 1, "zz"));
+        rows.add(run("scaling", "q7", "flowkv", 1, Row.OK, 1, "aa").set(Column.PARALLELISM, 2));
+        assertThat(Summary.checksumMismatches(rows)).isEmpty();
+
+        rows.add(run("throughput", "q7", "forst", 1, Row.OK, 1, "ab"));
+        // another input: its own group, no conflict
+        rows.add(run("throughput", "q7", "forst", 1, Row.OK, 1, "cc").set(Column.EVENTS, 7));
+
+        List<Summary.Mismatch> m = Summary.checksumMismatches(rows);
+        assertThat(m).hasSize(1);
+        assertThat(m.get(0).describe())
+                .contains("CHECKSUM MISMATCH")
+                .contains("q7 events=1000")
+                .contains("throughput forst p=1 rep 1 -> 5/ab");
+    }
+}

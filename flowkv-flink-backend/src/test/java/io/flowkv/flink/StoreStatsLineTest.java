@@ -1,0 +1,35 @@
+package io.flowkv.flink;
+
+import io.flowkv.core.StoreStats;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class StoreStatsLineTest {
+
+    @Test
+    void shouldSumTheInstancesIntoOneLine() {
+        StoreStats a = new StoreStats();
+        a.addPrefetchHit();
+        a.addPrefetchHit();
+        a.addPrefetchMiss();
+        a.addRead(100);
+        a.addFlushed(40);
+        StoreStats b = new StoreStats();
+        b.addPrefetchHit();
+        b.addRead(23);
+        b.addCompaction(7);
+        b.addPrefetchLoad(64);
+
+        String line = StoreStatsLine.of("window contents", StorePattern.AUR, List.of(a, b));
+
+        assertThat(line)
+                .startsWith("flowkv-store-stats state=window_contents pattern=AUR instances=2 ")
+                .contains(" prefetch_hits=3 prefetch_misses=1 prefetch_loads=1")
+                .contains(" bytes_prefetched=64 bytes_read=123 ")
+                .contains(" bytes_flushed=40 flushes=1 compactions=1 bytes_compaction_written=7");
+    }
+}

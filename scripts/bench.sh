@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The end-to-end harness: NEXMark queries on FlowKV, RocksDB, ForSt and HashMap, one JVM per run
+# with the same memory budget, results as CSV + README.md with plots under docs/benchmarks/, e.g.
+#   scripts/bench.sh --quick                 # all queries, flowkv vs rocksdb, small, < 10 min
+#   scripts/bench.sh --scale large           # the full throughput comparison (see --dry-run)
+#   scripts/bench.sh --all --scale large     # throughput, sweeps, scaling
+#   scripts/bench.sh --report-only           # README.md again from the committed CSVs
+# Options: scripts/bench.sh --help. Method: docs/benchmarks/README.md. Builds nexmark-queries and
+# flowkv-bench on first use, and again whenever a source or pom is newer than the build.
+# The last line on stdout is
+#   geomean_flowkv_vs_rocksdb=.. min_flowkv_vs_rocksdb=.. geomean_flowkv_vs_forst=.. queries=.. checksums_equal=..
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+jar="$root/nexmark-queries/target/nexmark-queries.jar"
+classpath_file="$root/nexmark-queries/target/classpath.txt"
+bench_classes="$root/flowkv-bench/target/classes"
+stamp="$root/flowkv-bench/target/harness.stamp"
+
+stale() {
+    [[ ! -f "$jar" || ! -f "$classpath_file" || ! -f "$stamp" ]] && return 0
+    [[ -n "$(find "$root/pom.xml" "$root/flowkv-core" "$root/flowkv-flink-backend" \
+        "$root/nexmark-queries" "$root/flowkv-bench" -path '*/target' -prune -o -type f \
+        \( -name '*.java' -o -name 'pom.xml' -o -path '*/src/main/resources/*' \) \
+        -newer "$stamp" -print -quit)" ]]
+}
+
+if stale; then
+    echo "bench.sh: building (mvn package -pl flowkv-bench -am) ..." >&2
+    (cd "$root" && mvn -B -q -Dstyle.color=never -DskipTests package -pl flowkv-bench -am) >&2
+    touch "$stamp"
+fi
+
+cd "$root"
+exec java -Xmx1g -Djava.awt.headless=true \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
+    -Dflowkv.bench.child-classpath="$jar:$(cat "$classpath_file")" \
+    -cp "$bench_classes:$jar:$(cat "$classpath_file")" \
+    io.flowkv.bench.harness.Bench "$@"
