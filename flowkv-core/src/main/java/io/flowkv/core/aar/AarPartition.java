@@ -29,6 +29,9 @@ final class AarPartition {
     /** Records on the chain, whatever their type (a read of a buffered key scans them all). */
     int chainRecords;
 
+    /** The chain indexed by key while its window fires; null otherwise. */
+    ChainIndex chainIndex;
+
     private long[] fileIds = new long[1];
     private long[] lengths = new long[1];
     private int segments;
@@ -58,7 +61,11 @@ final class AarPartition {
         return chainHead != AarRecordDescriptor.NO_RECORD;
     }
 
+    /** Forgets the chain; its index, if any, must have been dropped ({@code WriteBuffer}). */
     void detachChain() {
+        if (chainIndex != null) {
+            throw new IllegalStateException("chain index not dropped before detaching the chain");
+        }
         chainHead = AarRecordDescriptor.NO_RECORD;
         chainTail = AarRecordDescriptor.NO_RECORD;
         bufferedAppends = 0;

@@ -266,11 +266,15 @@ public final class AarStore implements AutoCloseable {
         long hash = Hashing.hash64(key);
         AarPartition p = partition(w, key, hash);
         if (p.bufferedAppends > 0 && p.chainRecords > READ_FLUSH_THRESHOLD) {
-            // Every key of the firing window will be read: index the chain once through the log
-            // instead of scanning it once per key. REMOVE records count too: each read and clear
-            // of a firing window leaves one, and a few buffered appends would otherwise keep every
-            // later read scanning all of them.
-            flushChain(p);
+            // Every key of the firing window will be read: index the chain once instead of scanning
+            // it once per key. A partition with segments indexes it through its log (the loaded
+            // view); one whose data is all buffered indexes it in memory, so that a window that
+            // never left the write buffer is not written out just to be read back and deleted.
+            // REMOVE records count too: each read and clear of a firing window leaves one, and a
+            // few buffered appends would otherwise keep every later read scanning all of them.
+            if (p.hasSegments() || !buffer.indexChain(p, READ_FLUSH_THRESHOLD)) {
+                flushChain(p);
+            }
         }
         boolean found = false;
         if (p.hasSegments()) {
@@ -389,6 +393,7 @@ public final class AarStore implements AutoCloseable {
         for (int i = 0; i < w.partitionCount(); i++) {
             AarPartition p = w.partition(i);
             stats.addLiveBytes(-p.bufferedAppendBytes);
+            buffer.dropIndex(p);
             p.detachChain();
             try {
                 deleteSegments(p);
@@ -450,6 +455,7 @@ public final class AarStore implements AutoCloseable {
         p.fileLiveBytes += p.bufferedAppendBytes;
         p.fileDeadBytes += p.bufferedRemoveBytes;
         stats.addDeadBytes(p.bufferedRemoveBytes);
+        buffer.dropIndex(p);
         p.detachChain();
         return written;
     }
@@ -523,6 +529,7 @@ public final class AarStore implements AutoCloseable {
     /** Bytes this store holds from its budget. */
     public long memoryUsed() {
         return buffer.reservedBytes()
+                + buffer.chainIndexBytes()
                 + loader.memoryBytes()
                 + staging.capacity()
                 + readBufferBytes
@@ -552,6 +559,7 @@ public final class AarStore implements AutoCloseable {
         IOException failure = null;
         for (AarWindow w : windows.windows()) {
             for (int i = 0; i < w.partitionCount(); i++) {
+                buffer.dropIndex(w.partition(i));
                 try {
                     files.closeWriter(w.partition(i));
                 } catch (IOException e) {

@@ -32,11 +32,77 @@ final class WriteBuffer implements AutoCloseable {
     private static final int VL = LOG_RECORD_OFFSET + VALUE_LENGTH_OFFSET;
     private static final int KEY = LOG_RECORD_OFFSET + LOG_HEADER_LENGTH;
 
+    private final MemoryBudget budget;
     private final OffHeapArena arena;
+    private final ChainIndex.Records records =
+            new ChainIndex.Records() {
+                @Override
+                public long next(long record) {
+                    return arena.getLong(record, NEXT_OFFSET);
+                }
+
+                @Override
+                public boolean isAppend(long record) {
+                    return arena.getByte(record, T) == APPEND;
+                }
+
+                @Override
+                public long keyHash(long record) {
+                    return arena.getLong(record, KEY_HASH_OFFSET);
+                }
+            };
     private byte[] scratch = new byte[256];
+    private long chainIndexBytes;
 
     WriteBuffer(MemoryBudget budget, int chunkSize) {
+        this.budget = budget;
         this.arena = new OffHeapArena(budget, chunkSize);
+    }
+
+    /**
+     * Makes sure the partition's chain is indexed by key, all but at most {@code unindexed} of its
+     * records; false if the budget cannot hold the index.
+     */
+    boolean indexChain(AarPartition p, int unindexed) {
+        if (p.chainIndex != null && p.chainRecords - p.chainIndex.covered <= unindexed) {
+            return true;
+        }
+        dropIndex(p);
+        if (p.chainHead == NO_RECORD) {
+            return true;
+        }
+        ChainIndex index =
+                ChainIndex.build(
+                        budget,
+                        records,
+                        p.chainHead,
+                        p.chainTail,
+                        p.bufferedAppends,
+                        p.chainRecords);
+        if (index == null) {
+            return false;
+        }
+        p.chainIndex = index;
+        chainIndexBytes += index.memoryBytes();
+        return true;
+    }
+
+    /** Frees the partition's chain index, if any; before its chain is detached. */
+    void dropIndex(AarPartition p) {
+        if (p.chainIndex != null) {
+            chainIndexBytes -= p.chainIndex.memoryBytes();
+            p.chainIndex.close();
+            p.chainIndex = null;
+        }
+    }
+
+    long chainIndexBytes() {
+        return chainIndexBytes;
+    }
+
+    /** The first record of the chain not covered by its index (all of it without one). */
+    private long unindexedStart(AarPartition p) {
+        return p.chainIndex == null ? p.chainHead : arena.getLong(p.chainIndex.tail, NEXT_OFFSET);
     }
 
     /** Links a new record at the end of the partition's chain, or returns {@code NO_SPACE}. */
@@ -82,16 +148,26 @@ final class WriteBuffer implements AutoCloseable {
             return false;
         }
         boolean found = false;
-        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
-            if (arena.getByte(r, T) == APPEND && isKey(r, keyHash, key)) {
-                int length = arena.getInt(r, VL);
-                byte[] buf = scratch(length);
-                arena.getBytes(r, KEY + key.length, buf, 0, length);
-                consumer.accept(buf, 0, length);
-                found = true;
+        if (p.chainIndex != null) {
+            for (int c = p.chainIndex.first(keyHash); c >= 0; c = p.chainIndex.next(c)) {
+                found |= emitIfKey(p.chainIndex.record(c), keyHash, key, consumer);
             }
         }
+        for (long r = unindexedStart(p); r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            found |= emitIfKey(r, keyHash, key, consumer);
+        }
         return found;
+    }
+
+    private boolean emitIfKey(long r, long keyHash, byte[] key, ValueConsumer consumer) {
+        if (arena.getByte(r, T) != APPEND || !isKey(r, keyHash, key)) {
+            return false;
+        }
+        int length = arena.getInt(r, VL);
+        byte[] buf = scratch(length);
+        arena.getBytes(r, KEY + key.length, buf, 0, length);
+        consumer.accept(buf, 0, length);
+        return true;
     }
 
     /** Marks the key's buffered appends dead; returns their log bytes. */
@@ -100,16 +176,26 @@ final class WriteBuffer implements AutoCloseable {
             return 0;
         }
         long bytes = 0;
-        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
-            if (arena.getByte(r, T) == APPEND && isKey(r, keyHash, key)) {
-                arena.putByte(r, T, DEAD);
-                int length = logLength(r);
-                p.bufferedAppends--;
-                p.bufferedAppendBytes -= length;
-                bytes += length;
+        if (p.chainIndex != null) {
+            for (int c = p.chainIndex.first(keyHash); c >= 0; c = p.chainIndex.next(c)) {
+                bytes += killIfKey(p, p.chainIndex.record(c), keyHash, key);
             }
         }
+        for (long r = unindexedStart(p); r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
+            bytes += killIfKey(p, r, keyHash, key);
+        }
         return bytes;
+    }
+
+    private long killIfKey(AarPartition p, long r, long keyHash, byte[] key) {
+        if (arena.getByte(r, T) != APPEND || !isKey(r, keyHash, key)) {
+            return 0;
+        }
+        arena.putByte(r, T, DEAD);
+        int length = logLength(r);
+        p.bufferedAppends--;
+        p.bufferedAppendBytes -= length;
+        return length;
     }
 
     /** Marks every buffered REMOVE dead: its partition's segments were deleted. */

@@ -170,16 +170,42 @@ class AarStoreTest {
     }
 
     @Test
-    void shouldFlushALongBufferedPartitionBeforeReadingIt() throws IOException {
+    void shouldIndexALongBufferedPartitionInMemoryBeforeReadingIt() throws IOException {
         open(AarStoreOptions.builder(dir).partitions(1));
         for (int k = 0; k <= AarStore.READ_FLUSH_THRESHOLD; k++) {
             append(store, "k" + k, "w", "v" + k);
         }
-        assertThat(logFiles(dir)).isEmpty();
+        long buffered = store.memoryUsed();
 
         assertThat(values(store, "k0", "w")).containsExactly("v0");
 
-        assertThat(logFiles(dir)).hasSize(1);
+        // Indexed where it is: nothing written out only to be read back and deleted.
+        assertThat(logFiles(dir)).isEmpty();
+        assertThat(store.memoryUsed()).isGreaterThan(buffered);
+        append(store, "k1", "w", "late");
+        assertThat(values(store, "k1", "w")).containsExactly("v1", "late");
+        store.remove(b("k1"), b("w"));
+        assertThat(values(store, "k1", "w")).isEmpty();
+        assertThat(values(store, "k2", "w")).containsExactly("v2");
+
+        store.flush();
+        assertThat(values(store, "k2", "w")).containsExactly("v2");
+        assertThat(values(store, "k1", "w")).isEmpty();
+    }
+
+    @Test
+    void shouldFlushALongChainOfAPartitionWithSegmentsBeforeReadingIt() throws IOException {
+        open(AarStoreOptions.builder(dir).partitions(1));
+        append(store, "k0", "w", "flushed");
+        store.flush();
+        for (int k = 0; k <= AarStore.READ_FLUSH_THRESHOLD; k++) {
+            append(store, "k" + k, "w", "v" + k);
+        }
+        long flushed = store.stats().bytesFlushed();
+
+        assertThat(values(store, "k0", "w")).containsExactly("flushed", "v0");
+
+        assertThat(store.stats().bytesFlushed()).isGreaterThan(flushed);
         assertThat(store.loadedPartitions()).isEqualTo(1);
         append(store, "k1", "w", "late");
         assertThat(values(store, "k1", "w")).containsExactly("v1", "late");
