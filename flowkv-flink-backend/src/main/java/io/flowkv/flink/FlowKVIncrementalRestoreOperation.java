@@ -8,11 +8,8 @@ import org.apache.flink.runtime.state.AbstractIncrementalStateHandle;
 import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
 import org.apache.flink.runtime.state.IncrementalLocalKeyedStateHandle;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
-import org.apache.flink.runtime.state.KeyExtractorFunction;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
-import org.apache.flink.runtime.state.RegisteredPriorityQueueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.StateSerializerProvider;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
@@ -424,15 +421,7 @@ final class FlowKVIncrementalRestoreOperation<K> {
                     != StateMetaInfoSnapshot.BackendStateType.KEY_VALUE) {
                 continue;
             }
-            RegisteredState registered = states.get(snapshot.getName());
-            if (registered == null) {
-                registered =
-                        new RegisteredState(
-                                states.size(),
-                                new RegisteredKeyValueStateBackendMetaInfo<>(snapshot));
-                states.put(snapshot.getName(), registered);
-            }
-            restored.add(registered);
+            restored.add(FlowKVRestoreOperation.registeredState(states, snapshot));
         }
         if (restored.size() != metadata.states().size()) {
             throw new IllegalStateException(
@@ -445,7 +434,6 @@ final class FlowKVIncrementalRestoreOperation<K> {
         return restored;
     }
 
-    @SuppressWarnings({"unchecked", "rawtypes"})
     private void restoreTimers(CheckpointMetadata.Decoded metadata) throws IOException {
         int q = 0;
         DataInputDeserializer in = new DataInputDeserializer();
@@ -454,21 +442,9 @@ final class FlowKVIncrementalRestoreOperation<K> {
                     != StateMetaInfoSnapshot.BackendStateType.PRIORITY_QUEUE) {
                 continue;
             }
-            HeapPriorityQueueSnapshotRestoreWrapper wrapper = queues.get(snapshot.getName());
-            if (wrapper == null) {
-                RegisteredPriorityQueueStateBackendMetaInfo metaInfo =
-                        new RegisteredPriorityQueueStateBackendMetaInfo<>(snapshot);
-                wrapper =
-                        new HeapPriorityQueueSnapshotRestoreWrapper(
-                                queueFactory.create(
-                                        snapshot.getName(), metaInfo.getElementSerializer()),
-                                metaInfo,
-                                KeyExtractorFunction.forKeyedObjects(),
-                                keyGroupRange,
-                                numberOfKeyGroups);
-                queues.put(snapshot.getName(), wrapper);
-            }
-            HeapPriorityQueueSnapshotRestoreWrapper<HeapPriorityQueueElement> queue = wrapper;
+            HeapPriorityQueueSnapshotRestoreWrapper<HeapPriorityQueueElement> queue =
+                    FlowKVRestoreOperation.restoredQueue(
+                            queues, snapshot, queueFactory, keyGroupRange, numberOfKeyGroups);
             TypeSerializer<HeapPriorityQueueElement> serializer =
                     queue.getMetaInfo().getElementSerializer();
             for (CheckpointMetadata.Timer timer : metadata.queues().get(q++)) {

@@ -128,13 +128,7 @@ final class FlowKVRestoreOperation<K> {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Target keyValueTarget(StateMetaInfoSnapshot snapshot) throws IOException {
-        RegisteredState registered = states.get(snapshot.getName());
-        if (registered == null) {
-            registered =
-                    new RegisteredState(
-                            states.size(), new RegisteredKeyValueStateBackendMetaInfo<>(snapshot));
-            states.put(snapshot.getName(), registered);
-        }
+        RegisteredState registered = registeredState(states, snapshot);
         RegisteredKeyValueStateBackendMetaInfo<?, ?> metaInfo = registered.metaInfo;
         KeyBytes<K, ?> codec =
                 new KeyBytes<>(
@@ -265,6 +259,39 @@ final class FlowKVRestoreOperation<K> {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Target queueTarget(StateMetaInfoSnapshot snapshot) {
+        HeapPriorityQueueSnapshotRestoreWrapper<HeapPriorityQueueElement> queue =
+                restoredQueue(queues, snapshot, queueFactory, keyGroupRange, numberOfKeyGroups);
+        TypeSerializer<HeapPriorityQueueElement> serializer =
+                queue.getMetaInfo().getElementSerializer();
+        DataInputDeserializer in = new DataInputDeserializer();
+        return (key, value) -> {
+            in.setBuffer(key);
+            in.skipBytesToRead(keyGroupPrefixBytes);
+            queue.getPriorityQueue().add(serializer.deserialize(in));
+        };
+    }
+
+    /** The registered key-value state named in {@code snapshot}, registered now if it is new. */
+    static RegisteredState registeredState(
+            Map<String, RegisteredState> states, StateMetaInfoSnapshot snapshot) {
+        RegisteredState registered = states.get(snapshot.getName());
+        if (registered == null) {
+            registered =
+                    new RegisteredState(
+                            states.size(), new RegisteredKeyValueStateBackendMetaInfo<>(snapshot));
+            states.put(snapshot.getName(), registered);
+        }
+        return registered;
+    }
+
+    /** The timer queue named in {@code snapshot}, created now if the backend has none yet. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static HeapPriorityQueueSnapshotRestoreWrapper<HeapPriorityQueueElement> restoredQueue(
+            Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues,
+            StateMetaInfoSnapshot snapshot,
+            HeapPriorityQueueSetFactory queueFactory,
+            KeyGroupRange keyGroupRange,
+            int numberOfKeyGroups) {
         HeapPriorityQueueSnapshotRestoreWrapper wrapper = queues.get(snapshot.getName());
         if (wrapper == null) {
             RegisteredPriorityQueueStateBackendMetaInfo metaInfo =
@@ -279,14 +306,6 @@ final class FlowKVRestoreOperation<K> {
                             numberOfKeyGroups);
             queues.put(snapshot.getName(), wrapper);
         }
-        HeapPriorityQueueSnapshotRestoreWrapper<HeapPriorityQueueElement> queue = wrapper;
-        TypeSerializer<HeapPriorityQueueElement> serializer =
-                queue.getMetaInfo().getElementSerializer();
-        DataInputDeserializer in = new DataInputDeserializer();
-        return (key, value) -> {
-            in.setBuffer(key);
-            in.skipBytesToRead(keyGroupPrefixBytes);
-            queue.getPriorityQueue().add(serializer.deserialize(in));
-        };
+        return wrapper;
     }
 }
