@@ -3,7 +3,6 @@ package io.flowkv.flink;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.KeyExtractorFunction;
 import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.Keyed;
 import org.apache.flink.runtime.state.PriorityComparable;
 import org.apache.flink.runtime.state.PriorityComparator;
@@ -23,7 +22,8 @@ import javax.annotation.Nonnull;
  * partition at a time; in heap order it would reload partitions over and over once the budget holds
  * fewer than all of them (measured: a window holding 4x the budget read 50 times over). Flink
  * promises no order among timers with equal timestamps, so ordering them by key group changes no
- * result: it only makes a firing window's reads sequential per partition.
+ * result: it only makes a firing window's reads sequential per partition. The order is kept by
+ * {@link KeyGroupPartitionedQueueSet}, a heap per key group under a heap of key groups.
  */
 final class KeyGroupOrderedQueueSetFactory extends HeapPriorityQueueSetFactory {
     private static final int MINIMUM_CAPACITY = 128;
@@ -43,25 +43,11 @@ final class KeyGroupOrderedQueueSetFactory extends HeapPriorityQueueSetFactory {
             HeapPriorityQueueSet<T> create(
                     @Nonnull String stateName,
                     @Nonnull TypeSerializer<T> byteOrderedElementSerializer) {
-        return new HeapPriorityQueueSet<>(
-                KeyGroupOrderedQueueSetFactory.<T>byTimeThenKeyGroup(totalKeyGroups),
+        return new KeyGroupPartitionedQueueSet<>(
+                PriorityComparator.forPriorityComparableObjects(),
                 KeyExtractorFunction.forKeyedObjects(),
                 MINIMUM_CAPACITY,
                 keyGroupRange,
                 totalKeyGroups);
-    }
-
-    /** Priority first; among equal priorities the lower key group first. */
-    static <T extends PriorityComparable<? super T> & Keyed<?>>
-            PriorityComparator<T> byTimeThenKeyGroup(int totalKeyGroups) {
-        return (left, right) -> {
-            int byPriority = left.comparePriorityTo(right);
-            if (byPriority != 0) {
-                return byPriority;
-            }
-            return Integer.compare(
-                    KeyGroupRangeAssignment.assignToKeyGroup(left.getKey(), totalKeyGroups),
-                    KeyGroupRangeAssignment.assignToKeyGroup(right.getKey(), totalKeyGroups));
-        };
     }
 }
