@@ -54,6 +54,27 @@ public final class Bench {
         for (String mode : o.modes()) {
             plans.put(mode, Plans.of(mode, o, budget));
         }
+        Map<String, List<Row>> kept = new LinkedHashMap<>();
+        if (o.resume()) {
+            for (Map.Entry<String, List<RunSpec>> e : plans.entrySet()) {
+                if (e.getKey().equals("latency")) {
+                    continue; // paced rates follow from this invocation's calibration runs
+                }
+                Path csv = csvDir.resolve(Plans.csvName(e.getKey()));
+                List<Row> done = Files.exists(csv) ? Csv.read(csv) : List.of();
+                List<RunSpec> missing = Resume.missing(e.getValue(), done, budget.managedBytes());
+                err.printf(
+                        Locale.ROOT,
+                        "bench: --resume: %d of %d %s runs already in %s, %d to run%n",
+                        e.getValue().size() - missing.size(),
+                        e.getValue().size(),
+                        e.getKey(),
+                        csv,
+                        missing.size());
+                kept.put(e.getKey(), done);
+                e.setValue(missing);
+            }
+        }
         List<RunSpec> all = new ArrayList<>();
         plans.values().forEach(all::addAll);
         err.printf(
@@ -94,7 +115,7 @@ public final class Bench {
             if (e.getKey().equals("latency")) {
                 Files.writeString(timeline, Latency.timelineHeader());
             }
-            List<Row> rows = new ArrayList<>();
+            List<Row> rows = new ArrayList<>(kept.getOrDefault(e.getKey(), List.of()));
             for (RunSpec planned : e.getValue()) {
                 RunSpec spec = planned;
                 if (spec.experiment().equals(Latency.EXPERIMENT)) {

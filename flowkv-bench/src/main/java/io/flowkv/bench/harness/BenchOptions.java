@@ -31,6 +31,7 @@ record BenchOptions(
         long timeoutSeconds,
         boolean dryRun,
         boolean reportOnly,
+        boolean resume,
         Map<String, Double> maxRates,
         long latencySeconds,
         long latencyCalibrationEvents,
@@ -84,7 +85,11 @@ record BenchOptions(
                             + " (default 3000000)",
                     "  --note TEXT             a remark printed at the top of README.md (e.g. that"
                             + " this was a smoke run on a busy machine)",
-                    "  --dry-run               print the plan, the memory split and the ETA only");
+                    "  --dry-run               print the plan, the memory split and the ETA only",
+                    "  --resume                keep the runs already in --out's CSVs and run only"
+                            + " the missing ones (a",
+                    "                          run split across invocations; failed runs count"
+                            + " as done, latency reruns)");
 
     static BenchOptions parse(String[] args) {
         Set<String> modes = new LinkedHashSet<>();
@@ -104,6 +109,7 @@ record BenchOptions(
         long timeout = 3600;
         boolean dryRun = false;
         boolean reportOnly = false;
+        boolean resume = false;
         boolean quick = false;
         Map<String, Double> maxRates = new LinkedHashMap<>();
         long latencySeconds = 60;
@@ -121,6 +127,7 @@ record BenchOptions(
                 case "--no-jfr" -> jfr = false;
                 case "--keep-runs" -> keep = true;
                 case "--dry-run" -> dryRun = true;
+                case "--resume" -> resume = true;
                 default -> {
                     if (!a.startsWith("--")) {
                         throw new IllegalArgumentException("unexpected argument '" + a + "'");
@@ -198,6 +205,7 @@ record BenchOptions(
                 timeout,
                 dryRun,
                 reportOnly,
+                resume,
                 Map.copyOf(maxRates),
                 latencySeconds,
                 calibrationEvents,
