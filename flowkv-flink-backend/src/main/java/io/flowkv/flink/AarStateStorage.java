@@ -102,7 +102,7 @@ final class AarStateStorage extends ListStorage<AarStore> {
 
     @Override
     protected SealedStore sealIn(AarStore instance) throws IOException {
-        return instance.seal();
+        return instance.seal(false);
     }
 
     @Override

@@ -88,7 +88,7 @@ final class AurStateStorage extends ListStorage<AurStore> {
 
     @Override
     protected SealedStore sealIn(AurStore instance) throws IOException {
-        return instance.seal();
+        return instance.seal(false);
     }
 
     @Override

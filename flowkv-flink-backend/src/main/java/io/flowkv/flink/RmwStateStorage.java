@@ -148,7 +148,7 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
 
     @Override
     protected SealedStore sealIn(RmwStore instance) throws IOException {
-        return instance.seal();
+        return instance.seal(false);
     }
 
     @Override

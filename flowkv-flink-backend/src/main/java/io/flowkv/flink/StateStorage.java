@@ -46,7 +46,8 @@ interface StateStorage extends Closeable {
     /**
      * Seals every store instance, in instance order: flushes, closes the files being written and
      * writes a manifest per instance (see {@link SealedStore}). The listed files stay immutable,
-     * but the store may delete them once it is called again.
+     * but the store may delete them once it is called again. Nothing is fsynced: a checkpoint's
+     * durability is the copy it uploads (see {@code AarStore#seal(boolean)}).
      */
     List<SealedStore> seal() throws IOException;
 

@@ -494,6 +494,18 @@ public final class AarStore implements AutoCloseable {
      * files stay immutable) and writes a manifest naming them. The store stays usable.
      */
     public SealedStore seal() throws IOException {
+        return seal(true);
+    }
+
+    /**
+     * {@link #seal()}, fsyncing the segments and the manifest only when {@code durable}.
+     *
+     * <p>With {@code durable} false nothing is fsynced: the files are complete for readers (the
+     * operating system holds them) but may not survive a crash of the machine. A checkpoint seals
+     * that way, since what must survive is the copy it uploads, and a torn local file fails its
+     * checksum on a local restore, which Flink then retries from the uploaded copy.
+     */
+    public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
         flush();
         List<AarWindow> live = windows.windows();
@@ -501,7 +513,7 @@ public final class AarStore implements AutoCloseable {
         for (AarWindow w : live) {
             for (int i = 0; i < w.partitionCount(); i++) {
                 AarPartition p = w.partition(i);
-                files.seal(p);
+                files.seal(p, durable);
                 for (int s = 0; s < p.segmentCount(); s++) {
                     sealed.add(new SealedStore.SealedFile(files.path(p.fileId(s)), p.length(s)));
                 }
@@ -512,7 +524,7 @@ public final class AarStore implements AutoCloseable {
                 AarManifest.encode(sequence, files.nextFileId(), options.partitions(), live);
         Path manifest =
                 options.directory().resolve(SegmentFiles.PREFIX + sequence + MANIFEST_SUFFIX);
-        ManifestFile.write(io, manifest, sequence, payload);
+        ManifestFile.write(io, manifest, sequence, payload, durable);
         manifestSequence = sequence;
         // The previous manifest was handed out by the previous seal; its caller has taken its copy.
         if (ownManifest != null && !ownManifest.equals(manifest)) {

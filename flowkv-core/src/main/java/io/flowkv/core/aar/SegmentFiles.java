@@ -105,15 +105,22 @@ final class SegmentFiles {
         }
     }
 
-    /** Makes the partition's open segment durable and immutable; later appends go to a new one. */
-    void seal(AarPartition p) throws IOException {
+    /**
+     * Makes the partition's open segment immutable, and durable when {@code durable}; later appends
+     * go to a new one.
+     */
+    void seal(AarPartition p, boolean durable) throws IOException {
         LogWriter writer = p.writer;
         if (writer == null) {
             return;
         }
         p.writer = null;
         try {
-            writer.sync();
+            if (durable) {
+                writer.sync();
+            } else {
+                writer.flush();
+            }
         } catch (IOException e) {
             closeQuietly(writer, e);
             throw e;

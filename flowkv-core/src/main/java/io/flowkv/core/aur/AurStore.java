@@ -1282,6 +1282,18 @@ public final class AurStore implements AutoCloseable {
      * manifest listing every log with its length and the stat table.
      */
     public SealedStore seal() throws IOException {
+        return seal(true);
+    }
+
+    /**
+     * {@link #seal()}, fsyncing the logs and the manifest only when {@code durable}.
+     *
+     * <p>With {@code durable} false nothing is fsynced: the files are complete for readers (the
+     * operating system holds them) but may not survive a crash of the machine. A checkpoint seals
+     * that way, since what must survive is the copy it uploads, and a torn local file fails its
+     * checksum on a local restore, which Flink then retries from the uploaded copy.
+     */
+    public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
         flush();
         if (writerFault) {
@@ -1289,10 +1301,18 @@ public final class AurStore implements AutoCloseable {
         }
         try {
             if (dataWriter != null) {
-                dataWriter.sync();
+                if (durable) {
+                    dataWriter.sync();
+                } else {
+                    dataWriter.flush();
+                }
             }
             if (indexWriter != null) {
-                indexWriter.sync();
+                if (durable) {
+                    indexWriter.sync();
+                } else {
+                    indexWriter.flush();
+                }
             }
         } catch (IOException e) {
             writerFault = true;
@@ -1307,7 +1327,7 @@ public final class AurStore implements AutoCloseable {
         byte[] payload = encodeManifest();
         int manifestId = newFileId(MANIFEST_PREFIX);
         Path manifest = directory.resolve(fileName(MANIFEST_PREFIX, manifestId));
-        ManifestFile.write(io, manifest, manifestId, payload);
+        ManifestFile.write(io, manifest, manifestId, payload, durable);
         if (lastManifest != null) {
             io.delete(lastManifest);
         }

@@ -8,13 +8,19 @@ import java.nio.file.Path;
 
 /**
  * A manifest: a {@link LogFileHeader} of type {@link FileType#MANIFEST} and exactly one frame whose
- * payload is the store's metadata record. Written to a temporary name, synced, then renamed, so a
- * reader sees the old manifest or the new one, never half of one.
+ * payload is the store's metadata record. Written to a temporary name, synced (when durable), then
+ * renamed, so a reader sees the old manifest or the new one, never half of one.
  */
 public final class ManifestFile {
     private ManifestFile() {}
 
     public static void write(FileIo io, Path file, long manifestId, byte[] payload)
+            throws IOException {
+        write(io, file, manifestId, payload, true);
+    }
+
+    /** {@link #write(FileIo, Path, long, byte[])}, without the fsync when not {@code durable}. */
+    public static void write(FileIo io, Path file, long manifestId, byte[] payload, boolean durable)
             throws IOException {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         io.delete(tmp);
@@ -24,7 +30,9 @@ public final class ManifestFile {
                 LogWriter writer =
                         LogWriter.create(io, tmp, FileType.MANIFEST, manifestId, staging)) {
             writer.appendFrame(payload, 0, payload.length);
-            writer.sync();
+            if (durable) {
+                writer.sync();
+            }
         }
         io.moveAtomically(tmp, file);
     }

@@ -762,12 +762,24 @@ public final class RmwStore implements AutoCloseable {
      * them before calling the store again.
      */
     public SealedStore seal() throws IOException {
+        return seal(true);
+    }
+
+    /**
+     * {@link #seal()}, fsyncing the segments and the manifest only when {@code durable}.
+     *
+     * <p>With {@code durable} false nothing is fsynced: the files are complete for readers (the
+     * operating system holds them) but may not survive a crash of the machine. A checkpoint seals
+     * that way, since what must survive is the copy it uploads, and a torn local file fails its
+     * checksum on a local restore, which Flink then retries from the uploaded copy.
+     */
+    public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
         flush();
         if (writer != null) {
             closeActive();
         }
-        for (RmwSegment s : segments) {
+        for (RmwSegment s : durable ? segments : List.<RmwSegment>of()) {
             if (!s.synced) {
                 s.channel.force(false);
                 s.synced = true;
@@ -792,7 +804,7 @@ public final class RmwStore implements AutoCloseable {
                         lengths);
         long id = ++manifestId;
         Path manifest = directory.resolve(String.format("%s%08d.manifest", PREFIX, id));
-        ManifestFile.write(io, manifest, id, m.encode());
+        ManifestFile.write(io, manifest, id, m.encode(), durable);
         if (lastManifest != null) {
             try {
                 io.delete(lastManifest);

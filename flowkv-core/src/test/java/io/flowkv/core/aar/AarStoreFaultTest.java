@@ -78,6 +78,25 @@ class AarStoreFaultTest {
     }
 
     @Test
+    void shouldSealForACheckpointWithoutFsyncAndRestoreTheSame() throws IOException {
+        open(1 << 20);
+        for (int i = 0; i < 20; i++) {
+            append(store, "k" + (i % 3), "w", "value-" + i);
+        }
+        int before = io.forces();
+        SealedStore sealed = store.seal(false);
+        assertThat(io.forces()).as("fsyncs of a non-durable seal").isEqualTo(before);
+        List<String> k0 = values(store, "k0", "w");
+        store.close();
+        store = AarStore.restore(options, budget, sealed.manifest());
+        assertThat(values(store, "k0", "w")).isEqualTo(k0).hasSize(7);
+
+        append(store, "k1", "w", "after");
+        store.seal();
+        assertThat(io.forces()).as("a durable seal fsyncs").isGreaterThan(before);
+    }
+
+    @Test
     void shouldNameFileAndOffsetWhenAFrameIsCorruptOnRestore() throws IOException {
         open(1 << 20);
         append(store, "k", "w", "value");

@@ -277,6 +277,25 @@ class AurStoreTest {
     }
 
     @Test
+    void shouldSealForACheckpointWithoutFsyncAndRestoreTheSame() throws IOException {
+        AurStoreOptions.Builder options = options();
+        open(options);
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("a"), window, bytes("1"), 1);
+        store.flush();
+        store.append(bytes("a"), window, bytes("2"), 2);
+        int before = io.forces();
+        SealedStore sealed = store.seal(false);
+        assertThat(io.forces()).as("fsyncs of a non-durable seal").isEqualTo(before);
+        reopen(options, sealed);
+        assertThat(read(store, bytes("a"), window)).containsExactly("1", "2");
+
+        store.append(bytes("a"), window, bytes("3"), 3);
+        store.seal();
+        assertThat(io.forces()).as("a durable seal fsyncs").isGreaterThan(before);
+    }
+
+    @Test
     void shouldReportACorruptDataFrameWithFileAndOffset() throws IOException {
         AurStoreOptions.Builder options = options();
         open(options);

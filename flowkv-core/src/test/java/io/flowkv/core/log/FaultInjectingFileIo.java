@@ -32,6 +32,7 @@ public final class FaultInjectingFileIo implements FileIo {
 
     private final AtomicInteger openChannels = new AtomicInteger();
     private final AtomicInteger transfers = new AtomicInteger();
+    private final AtomicInteger forces = new AtomicInteger();
     private volatile boolean failTruncate;
     private volatile boolean failCreate;
     private volatile boolean skipSyncs;
@@ -76,6 +77,11 @@ public final class FaultInjectingFileIo implements FileIo {
 
     public int openChannels() {
         return openChannels.get();
+    }
+
+    /** Calls of {@code FileChannel.force}: fsyncs. */
+    public int forces() {
+        return forces.get();
     }
 
     /** Calls of {@code FileChannel.transferTo}: the zero-copy path of compaction. */
@@ -170,6 +176,7 @@ public final class FaultInjectingFileIo implements FileIo {
         @Override
         public void force(boolean metaData) throws IOException {
             beforeWrite();
+            forces.incrementAndGet();
             if (!skipSyncs) {
                 delegate.force(metaData);
             }

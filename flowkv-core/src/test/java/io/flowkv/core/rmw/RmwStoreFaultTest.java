@@ -128,6 +128,25 @@ class RmwStoreFaultTest {
     }
 
     @Test
+    void shouldSealForACheckpointWithoutFsyncAndRestoreTheSame() throws IOException {
+        store = RmwStore.open(options(), budget);
+        for (int i = 0; i < 50; i++) {
+            store.put(b("k" + i), b("w"), b("v" + i));
+        }
+        int before = io.forces();
+        SealedStore sealed = store.seal(false);
+        assertThat(io.forces()).as("fsyncs of a non-durable seal").isEqualTo(before);
+        store.close();
+        store = RmwStore.restore(options(), budget, sealed.manifest());
+        assertThat(store.size()).isEqualTo(50);
+        assertThat(store.get(b("k7"), b("w"))).isEqualTo(b("v7"));
+
+        store.put(b("k50"), b("w"), b("v50"));
+        store.seal();
+        assertThat(io.forces()).as("a durable seal fsyncs").isGreaterThan(before);
+    }
+
+    @Test
     void shouldIgnoreBytesAppendedPastTheSealedLength() throws IOException {
         store = RmwStore.open(options(), budget);
         store.put(b("k"), b("w"), b("v"));
