@@ -23,6 +23,9 @@ final class Report {
 
     private Report() {}
 
+    /** Hand-written analysis next to the report, copied into it when present. */
+    static final String FINDINGS = "findings.md";
+
     static List<Row> readAll(Path csvDir) throws IOException {
         List<Row> rows = new ArrayList<>();
         for (String name : CSVS) {
@@ -75,6 +78,20 @@ final class Report {
             for (Summary.Mismatch x : mismatches) {
                 md.append("```\n").append(x.describe()).append("\n```\n\n");
             }
+        }
+
+        Path findings = out.resolve(FINDINGS);
+        if (Files.exists(findings)) {
+            md.append("## Findings\n\n")
+                    .append("Written by hand in [")
+                    .append(FINDINGS)
+                    .append("](")
+                    .append(FINDINGS)
+                    .append(
+                            ") and copied here: what the results say, what was fixed, what remains"
+                                    + " and why.\n\n")
+                    .append(Files.readString(findings).strip())
+                    .append("\n\n");
         }
 
         md.append("## Machine and command\n\n");

@@ -58,6 +58,7 @@ class ReportTest {
         Csv.write(csv.resolve("throughput.csv"), throughput);
         Csv.write(csv.resolve("sweeps.csv"), sweeps);
         Files.writeString(out.resolve("store-bench-aar.log"), "x");
+        Files.writeString(out.resolve(Report.FINDINGS), "\nQ8 is bound by the generator.\n");
 
         List<Row> rows = Report.readAll(csv);
         Report.write(out, rows, Summary.checksumMismatches(rows));
@@ -69,6 +70,8 @@ class ReportTest {
                 .contains("| failed: OOM (2/2) |")
                 .contains("[store-bench-aar.log](store-bench-aar.log)")
                 .contains("microbench.md")
+                .contains("## Findings\n\nWritten by hand in [findings.md](findings.md)")
+                .contains("and why.\n\nQ8 is bound by the generator.\n\n## Machine")
                 .contains("read-batch-ratio=0.1")
                 .contains(
                         "| q11 | 50% (500/s) | flowkv | 120 | 300 | 400 | 900 | 500 | **not sustained** |")
