@@ -17,6 +17,7 @@ import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
@@ -73,8 +74,25 @@ final class FaultyCluster implements AutoCloseable {
     private int terminated;
 
     FaultyCluster() throws Exception {
+        this(null);
+    }
+
+    /**
+     * With {@code localStateRoot} not null the TaskManagers keep task-local copies of their
+     * checkpoints there and restore from them ({@code execution.state-recovery.from-local}).
+     */
+    FaultyCluster(Path localStateRoot) throws Exception {
         Configuration conf = new Configuration();
         conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.ofMebiBytes(128));
+        if (localStateRoot != null) {
+            conf.set(StateRecoveryOptions.LOCAL_RECOVERY, true);
+            conf.set(
+                    CheckpointingOptions.LOCAL_RECOVERY_TASK_MANAGER_STATE_ROOT_DIRS,
+                    localStateRoot.toString());
+            // Every uploaded state file goes to the checkpoint directory, none inline in the
+            // checkpoint's metadata (as with real state sizes).
+            conf.set(CheckpointingOptions.FS_SMALL_FILE_THRESHOLD, MemorySize.ZERO);
+        }
         cluster =
                 new MiniCluster(
                         new MiniClusterConfiguration.Builder()
