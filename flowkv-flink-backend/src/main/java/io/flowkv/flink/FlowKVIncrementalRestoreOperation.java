@@ -19,6 +19,9 @@ import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.StateMigrationException;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -49,6 +52,9 @@ import java.util.zip.CRC32C;
  * key groups are copied into fresh stores (timers likewise).
  */
 final class FlowKVIncrementalRestoreOperation<K> {
+    private static final Logger LOG =
+            LoggerFactory.getLogger(FlowKVIncrementalRestoreOperation.class);
+
     private final KeyGroupRange keyGroupRange;
     private final int numberOfKeyGroups;
     private final ClassLoader userCodeClassLoader;
@@ -251,8 +257,14 @@ final class FlowKVIncrementalRestoreOperation<K> {
     // ------------------------------------------------------------------ files
 
     private FileSource source(KeyedStateHandle handle) {
+        long checkpoint = ((AbstractIncrementalStateHandle) handle).getCheckpointId();
         if (handle instanceof IncrementalLocalKeyedStateHandle local) {
             Path dir = local.getDirectoryStateHandle().getDirectory();
+            LOG.info(
+                    "Restoring key groups {} of checkpoint {} from the task-local copy in {}",
+                    handle.getKeyGroupRange(),
+                    checkpoint,
+                    dir);
             return new FileSource() {
                 @Override
                 public String describe(String path) {
@@ -272,6 +284,11 @@ final class FlowKVIncrementalRestoreOperation<K> {
         }
         IncrementalRemoteKeyedStateHandle remote = (IncrementalRemoteKeyedStateHandle) handle;
         Map<String, StreamStateHandle> byPath = byPath(remote.getSharedState());
+        LOG.info(
+                "Restoring key groups {} of checkpoint {} from the checkpoint storage ({} files)",
+                handle.getKeyGroupRange(),
+                checkpoint,
+                byPath.size());
         return new FileSource() {
             @Override
             public String describe(String path) {
