@@ -110,7 +110,7 @@ final class Report {
                 .append(m.get("jfr"))
                 .append(".\n\n");
 
-        List<Row> throughput = of(rows, "throughput");
+        List<Row> throughput = inPlanOrder(of(rows, "throughput"));
         if (!throughput.isEmpty()) {
             throughputSection(md, csvDir, throughput);
             cpuSection(md, csvDir, throughput);
@@ -206,7 +206,10 @@ final class Report {
         }
         md.append(
                 "Events/s in thousands, median of the repetitions (min–max); a failed run shows"
-                        + " its status. Ratios: FlowKV's median over the other backend's.\n\n");
+                        + " its status. Ratios: FlowKV's median over the other backend's; in"
+                        + " brackets the range of the per-repetition ratios (FlowKV's run over the"
+                        + " other backend's run of the same repetition, minutes apart, so a drift"
+                        + " of the machine's speed between repetitions cancels out).\n\n");
         md.append("| query | events | est. peak state |");
         for (String b : backends) {
             md.append(' ').append(b).append(" |");
@@ -225,6 +228,8 @@ final class Report {
         Map<String, Map<String, Summary.Cell>> cells = Summary.cells(rows, "throughput");
         Map<String, Double> vsRocks = Summary.ratios(cells, "rocksdb");
         Map<String, Double> vsForst = Summary.ratios(cells, "forst");
+        Map<String, List<Double>> repsVsRocks = Summary.repetitionRatios(rows, "rocksdb");
+        Map<String, List<Double>> repsVsForst = Summary.repetitionRatios(rows, "forst");
         List<String> queries = new ArrayList<>(byQuery.keySet());
         Charts.Bar[][] bars = new Charts.Bar[backends.size()][queries.size()];
         for (int k = 0; k < queries.size(); k++) {
@@ -264,7 +269,7 @@ final class Report {
                 md.append(' ')
                         .append(
                                 vsRocks.containsKey(q)
-                                        ? Summary.ratio(vsRocks.get(q)) + "x"
+                                        ? ratioCell(vsRocks.get(q), repsVsRocks.get(q))
                                         : "n/a")
                         .append(" |");
             }
@@ -272,7 +277,7 @@ final class Report {
                 md.append(' ')
                         .append(
                                 vsForst.containsKey(q)
-                                        ? Summary.ratio(vsForst.get(q)) + "x"
+                                        ? ratioCell(vsForst.get(q), repsVsForst.get(q))
                                         : "n/a")
                         .append(" |");
             }
@@ -692,5 +697,47 @@ final class Report {
 
     private static String esc(String s) {
         return s.replace("|", "\\|");
+    }
+
+    /**
+     * {@code 2.31x}, with the per-repetition range when there are several: {@code 2.31x
+     * (2.30–2.32)}.
+     */
+    static String ratioCell(double medianRatio, List<Double> perRepetition) {
+        String cell = Summary.ratio(medianRatio) + "x";
+        if (perRepetition != null && perRepetition.size() > 1) {
+            cell +=
+                    " ("
+                            + Summary.ratio(Stats.min(perRepetition))
+                            + "–"
+                            + Summary.ratio(Stats.max(perRepetition))
+                            + ")";
+        }
+        return cell;
+    }
+
+    /**
+     * Rows ordered as the plan orders queries and backends, repetitions in CSV order: a run split
+     * across invocations (--resume) appends repetitions out of that order.
+     */
+    static List<Row> inPlanOrder(List<Row> rows) {
+        List<Row> sorted = new ArrayList<>(rows);
+        sorted.sort(
+                java.util.Comparator.<Row>comparingInt(r -> queryOrder(r.get(Column.QUERY)))
+                        .thenComparingInt(r -> backendOrder(r.get(Column.BACKEND))));
+        return sorted;
+    }
+
+    private static int queryOrder(String id) {
+        try {
+            return io.flowkv.nexmark.Query.of(id).ordinal();
+        } catch (IllegalArgumentException e) {
+            return Integer.MAX_VALUE;
+        }
+    }
+
+    private static int backendOrder(String backend) {
+        int i = RunSpec.BACKENDS.indexOf(backend);
+        return i < 0 ? Integer.MAX_VALUE : i;
     }
 }

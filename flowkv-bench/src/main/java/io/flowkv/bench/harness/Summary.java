@@ -112,6 +112,41 @@ final class Summary {
         return out;
     }
 
+    /**
+     * Per query, FlowKV's events/s over {@code other}'s in each repetition where both succeeded:
+     * the two runs of a repetition ran minutes apart, so their ratio is robust to the machine's
+     * speed drifting between repetitions.
+     */
+    static Map<String, List<Double>> repetitionRatios(List<Row> rows, String other) {
+        Map<String, Map<String, Double>> flowkv = new LinkedHashMap<>();
+        Map<String, Map<String, Double>> others = new LinkedHashMap<>();
+        for (Row r : rows) {
+            if (!r.ok() || !r.get(Column.EXPERIMENT).equals("throughput")) {
+                continue;
+            }
+            Map<String, Map<String, Double>> into =
+                    r.get(Column.BACKEND).equals("flowkv")
+                            ? flowkv
+                            : r.get(Column.BACKEND).equals(other) ? others : null;
+            if (into != null) {
+                into.computeIfAbsent(r.get(Column.QUERY), q -> new TreeMap<>())
+                        .put(r.get(Column.REP), r.getDouble(Column.EVENTS_PER_S));
+            }
+        }
+        Map<String, List<Double>> out = new LinkedHashMap<>();
+        flowkv.forEach(
+                (query, byRep) ->
+                        byRep.forEach(
+                                (rep, f) -> {
+                                    Double o = others.getOrDefault(query, Map.of()).get(rep);
+                                    if (o != null && o > 0) {
+                                        out.computeIfAbsent(query, q -> new ArrayList<>())
+                                                .add(f / o);
+                                    }
+                                }));
+        return out;
+    }
+
     /** The harness's last stdout line. */
     static String finalLine(List<Row> rows, boolean checksumsEqual) {
         Map<String, Map<String, Cell>> cells = cells(rows, "throughput");

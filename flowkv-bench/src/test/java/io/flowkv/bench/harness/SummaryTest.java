@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -36,6 +37,38 @@ class SummaryTest {
                     .set(Column.OUTPUT_RECORDS, 5);
         }
         return r;
+    }
+
+    @Test
+    void shouldPairRunsOfTheSameRepetitionForRatios() {
+        List<Row> rows =
+                List.of(
+                        run("throughput", "q7", "flowkv", 1, Row.OK, 400, "a"),
+                        run("throughput", "q7", "rocksdb", 1, Row.OK, 100, "a"),
+                        // repetition 2 on a machine running half as fast
+                        run("throughput", "q7", "flowkv", 2, Row.OK, 210, "a"),
+                        run("throughput", "q7", "rocksdb", 2, Row.OK, 50, "a"),
+                        // a failed run pairs with nothing
+                        run("throughput", "q7", "flowkv", 3, Row.OK, 300, "a"),
+                        run("throughput", "q7", "rocksdb", 3, "failed: OOM", 0, ""),
+                        run("throughput", "q8", "flowkv", 1, Row.OK, 300, "b"),
+                        run("read-batch-ratio", "q7", "flowkv", 1, Row.OK, 999, "a"));
+        Map<String, List<Double>> ratios = Summary.repetitionRatios(rows, "rocksdb");
+        assertThat(ratios).containsOnlyKeys("q7");
+        assertThat(ratios.get("q7")).containsExactly(4.0, 4.2);
+        assertThat(Report.ratioCell(4.1, ratios.get("q7"))).isEqualTo("4.10x (4.00–4.20)");
+        assertThat(Report.ratioCell(4.1, List.of(4.1))).isEqualTo("4.10x");
+        assertThat(Report.inPlanOrder(rows).stream().map(r -> r.get(Column.QUERY)).distinct())
+                .containsExactly("q7", "q8");
+        List<Row> late =
+                List.of(
+                        run("throughput", "q8", "rocksdb", 1, Row.OK, 1, "b"),
+                        run("throughput", "q5", "flowkv", 1, Row.OK, 1, "c"),
+                        run("throughput", "q8", "flowkv", 1, Row.OK, 1, "b"));
+        assertThat(
+                        Report.inPlanOrder(late).stream()
+                                .map(r -> r.get(Column.QUERY) + "/" + r.get(Column.BACKEND)))
+                .containsExactly("q5/flowkv", "q8/flowkv", "q8/rocksdb");
     }
 
     @Test
