@@ -498,12 +498,8 @@ public final class AarStore implements AutoCloseable {
     }
 
     /**
-     * {@link #seal()}, fsyncing the segments and the manifest only when {@code durable}.
-     *
-     * <p>With {@code durable} false nothing is fsynced: the files are complete for readers (the
-     * operating system holds them) but may not survive a crash of the machine. A checkpoint seals
-     * that way, since what must survive is the copy it uploads, and a torn local file fails its
-     * checksum on a local restore, which Flink then retries from the uploaded copy.
+     * {@link #seal()}, fsyncing the segments and the manifest only when {@code durable}. See {@link
+     * SealedStore} for when a seal need not be durable.
      */
     public SealedStore seal(boolean durable) throws IOException {
         checkOpen();

@@ -116,11 +116,7 @@ final class SegmentFiles {
         }
         p.writer = null;
         try {
-            if (durable) {
-                writer.sync();
-            } else {
-                writer.flush();
-            }
+            writer.flush(durable);
         } catch (IOException e) {
             closeQuietly(writer, e);
             throw e;

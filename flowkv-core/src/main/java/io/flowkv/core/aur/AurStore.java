@@ -1286,12 +1286,8 @@ public final class AurStore implements AutoCloseable {
     }
 
     /**
-     * {@link #seal()}, fsyncing the logs and the manifest only when {@code durable}.
-     *
-     * <p>With {@code durable} false nothing is fsynced: the files are complete for readers (the
-     * operating system holds them) but may not survive a crash of the machine. A checkpoint seals
-     * that way, since what must survive is the copy it uploads, and a torn local file fails its
-     * checksum on a local restore, which Flink then retries from the uploaded copy.
+     * {@link #seal()}, fsyncing the logs and the manifest only when {@code durable}. See {@link
+     * SealedStore} for when a seal need not be durable.
      */
     public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
@@ -1301,18 +1297,10 @@ public final class AurStore implements AutoCloseable {
         }
         try {
             if (dataWriter != null) {
-                if (durable) {
-                    dataWriter.sync();
-                } else {
-                    dataWriter.flush();
-                }
+                dataWriter.flush(durable);
             }
             if (indexWriter != null) {
-                if (durable) {
-                    indexWriter.sync();
-                } else {
-                    indexWriter.flush();
-                }
+                indexWriter.flush(durable);
             }
         } catch (IOException e) {
             writerFault = true;

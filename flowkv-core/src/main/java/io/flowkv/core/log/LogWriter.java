@@ -201,6 +201,15 @@ public final class LogWriter implements AutoCloseable {
         drain();
     }
 
+    /** {@link #sync()} when {@code durable}, else {@link #flush()}. */
+    public void flush(boolean durable) throws IOException {
+        if (durable) {
+            sync();
+        } else {
+            flush();
+        }
+    }
+
     /** Flushes and forces the file's content to the device. */
     public void sync() throws IOException {
         flush();

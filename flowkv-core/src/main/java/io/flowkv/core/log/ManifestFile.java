@@ -30,9 +30,7 @@ public final class ManifestFile {
                 LogWriter writer =
                         LogWriter.create(io, tmp, FileType.MANIFEST, manifestId, staging)) {
             writer.appendFrame(payload, 0, payload.length);
-            if (durable) {
-                writer.sync();
-            }
+            writer.flush(durable);
         }
         io.moveAtomically(tmp, file);
     }

@@ -766,12 +766,8 @@ public final class RmwStore implements AutoCloseable {
     }
 
     /**
-     * {@link #seal()}, fsyncing the segments and the manifest only when {@code durable}.
-     *
-     * <p>With {@code durable} false nothing is fsynced: the files are complete for readers (the
-     * operating system holds them) but may not survive a crash of the machine. A checkpoint seals
-     * that way, since what must survive is the copy it uploads, and a torn local file fails its
-     * checksum on a local restore, which Flink then retries from the uploaded copy.
+     * {@link #seal()}, fsyncing the segments and the manifest only when {@code durable}. See {@link
+     * SealedStore} for when a seal need not be durable.
      */
     public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
@@ -779,10 +775,12 @@ public final class RmwStore implements AutoCloseable {
         if (writer != null) {
             closeActive();
         }
-        for (RmwSegment s : durable ? segments : List.<RmwSegment>of()) {
-            if (!s.synced) {
-                s.channel.force(false);
-                s.synced = true;
+        if (durable) {
+            for (RmwSegment s : segments) {
+                if (!s.synced) {
+                    s.channel.force(false);
+                    s.synced = true;
+                }
             }
         }
         int[] ids = new int[segments.size()];
