@@ -58,6 +58,7 @@ class ReportTest {
         Csv.write(csv.resolve("throughput.csv"), throughput);
         Csv.write(csv.resolve("sweeps.csv"), sweeps);
         Files.writeString(out.resolve("store-bench-aar.log"), "x");
+        Files.writeString(out.resolve(Report.MICROBENCH), "x");
         Files.writeString(out.resolve(Report.FINDINGS), "\nQ8 is bound by the generator.\n");
 
         List<Row> rows = Report.readAll(csv);
@@ -69,7 +70,7 @@ class ReportTest {
                 .contains("| q7 | 1k |")
                 .contains("| failed: OOM (2/2) |")
                 .contains("[store-bench-aar.log](store-bench-aar.log)")
-                .contains("microbench.md")
+                .contains("Store-level micro-benchmarks: [microbench.md](microbench.md)")
                 .contains("## Findings\n\nWritten by hand in [findings.md](findings.md)")
                 .contains("and why.\n\nQ8 is bound by the generator.\n\n## Machine")
                 .contains("read-batch-ratio=0.1")
@@ -87,6 +88,18 @@ class ReportTest {
                         "latency-over-time-q11.png")) {
             assertThat(csv.resolve(png)).isNotEmptyFile();
         }
+    }
+
+    @Test
+    void shouldLinkTheMicroBenchmarksOfTheParentFromAnExperimentsOwnDirectory(@TempDir Path docs)
+            throws Exception {
+        Path sweeps = docs.resolve("sweeps");
+        Files.createDirectories(sweeps);
+        assertThat(Report.microbenchLink(sweeps)).isNull();
+
+        Files.writeString(docs.resolve(Report.MICROBENCH), "x");
+        assertThat(Report.microbenchLink(sweeps)).isEqualTo("../microbench.md");
+        assertThat(Report.microbenchLink(docs)).isEqualTo("microbench.md");
     }
 
     private static Row cpu(Row r) {
