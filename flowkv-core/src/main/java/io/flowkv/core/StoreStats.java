@@ -18,6 +18,8 @@ public final class StoreStats {
     long prefetchLoads;
     long bytesPrefetched;
     long partitionsStreamed;
+    long indexPageReads;
+    long indexPageWrites;
 
     public void addAppended(long bytes) {
         bytesAppended += bytes;
@@ -122,6 +124,20 @@ public final class StoreStats {
         return bytesPrefetched;
     }
 
+    /** Index pages read back from disk and written out to it (an index larger than its cache). */
+    public void setIndexPageCounts(long reads, long writes) {
+        indexPageReads = reads;
+        indexPageWrites = writes;
+    }
+
+    public long indexPageReads() {
+        return indexPageReads;
+    }
+
+    public long indexPageWrites() {
+        return indexPageWrites;
+    }
+
     public long partitionsStreamed() {
         return partitionsStreamed;
     }
@@ -164,6 +180,10 @@ public final class StoreStats {
                 + prefetchMisses
                 + ", streamed="
                 + partitionsStreamed
+                + ", indexPageReads="
+                + indexPageReads
+                + ", indexPageWrites="
+                + indexPageWrites
                 + "}";
     }
 }

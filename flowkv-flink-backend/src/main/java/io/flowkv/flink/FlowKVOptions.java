@@ -1,5 +1,7 @@
 package io.flowkv.flink;
 
+import io.flowkv.core.index.PagedHashIndex;
+
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.IllegalConfigurationException;
@@ -28,6 +30,21 @@ public final class FlowKVOptions {
                                     + "derived from the operator's share of Flink managed memory: the "
                                     + "share is divided among the operator's store instances. Allowed: "
                                     + "at least 64 kb.");
+
+    public static final ConfigOption<MemorySize> INDEX_CACHE_SIZE =
+            ConfigOptions.key("state.backend.flowkv.index-cache-size")
+                    .memoryType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "Native memory each RMW store instance (the store of aggregating "
+                                    + "window state and of every non-window keyed state) keeps "
+                                    + "pages of its hash index in; the rest of the index lives in "
+                                    + "a page file on local disk and is read back on demand. When "
+                                    + "not set: a quarter of the operator's share of Flink managed "
+                                    + "memory, divided among the state's store instances. Allowed: "
+                                    + "at least "
+                                    + PagedHashIndex.MIN_CACHE_BYTES
+                                    + " bytes.");
 
     public static final ConfigOption<Double> READ_BATCH_RATIO =
             ConfigOptions.key("state.backend.flowkv.read-batch-ratio")
@@ -83,6 +100,16 @@ public final class FlowKVOptions {
                                         WRITE_BUFFER_SIZE,
                                         size.toHumanReadableString(),
                                         ">= 64 kb");
+                            }
+                        });
+        config.getOptional(INDEX_CACHE_SIZE)
+                .ifPresent(
+                        size -> {
+                            if (size.getBytes() < PagedHashIndex.MIN_CACHE_BYTES) {
+                                throw bad(
+                                        INDEX_CACHE_SIZE,
+                                        size.toHumanReadableString(),
+                                        ">= " + PagedHashIndex.MIN_CACHE_BYTES + " bytes");
                             }
                         });
         double ratio = config.get(READ_BATCH_RATIO);

@@ -1,5 +1,7 @@
 package io.flowkv.flink;
 
+import io.flowkv.core.index.PagedHashIndex;
+
 import java.io.Serializable;
 import java.util.List;
 import java.util.Map;
@@ -10,13 +12,14 @@ import java.util.Map;
  */
 record FlowKVSettings(
         long writeBufferBytes,
+        long indexCacheBytes,
         double readBatchRatio,
         double maxSpaceAmplification,
         int partitions,
         List<String> localDirectories,
         Map<String, String> patternOverrides)
         implements Serializable {
-    /** {@code writeBufferBytes} when the user set none: derive from the memory budget. */
+    /** {@code writeBufferBytes} or {@code indexCacheBytes} unset: derive from the budget. */
     static final long DERIVED = -1;
 
     FlowKVSettings {
@@ -31,5 +34,16 @@ record FlowKVSettings(
         }
         // Half of the budget for write buffers, the rest for read-side buffers, indexes and I/O.
         return Math.max(64 * 1024, budgetBytes / 2 / Math.max(1, stores));
+    }
+
+    /**
+     * The index page cache of one RMW store instance when {@code instances} share the budget: a
+     * quarter of it for a state's indexes, never below the least an index works with.
+     */
+    long indexCacheBytes(long budgetBytes, int instances) {
+        if (indexCacheBytes != DERIVED) {
+            return indexCacheBytes;
+        }
+        return Math.max(PagedHashIndex.MIN_CACHE_BYTES, budgetBytes / 4 / Math.max(1, instances));
     }
 }

@@ -102,6 +102,9 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.getOptional(FlowKVOptions.WRITE_BUFFER_SIZE)
                         .map(size -> size.getBytes())
                         .orElse(FlowKVSettings.DERIVED),
+                config.getOptional(FlowKVOptions.INDEX_CACHE_SIZE)
+                        .map(size -> size.getBytes())
+                        .orElse(FlowKVSettings.DERIVED),
                 config.get(FlowKVOptions.READ_BATCH_RATIO),
                 config.get(FlowKVOptions.MAX_SPACE_AMPLIFICATION),
                 config.get(FlowKVOptions.PARTITIONS),

@@ -53,6 +53,7 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
                                     .writeBufferBytes(
                                             settings.writeBufferBytes(budget.capacity(), 4 * n))
+                                    .indexCacheBytes(settings.indexCacheBytes(budget.capacity(), n))
                                     .jitterSeed(seed * 1_000_003L + i)
                                     .build();
                     return manifests == null

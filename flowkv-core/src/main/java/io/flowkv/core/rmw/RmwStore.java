@@ -7,8 +7,8 @@ import io.flowkv.core.Jitter;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
-import io.flowkv.core.index.LongHashIndex;
 import io.flowkv.core.index.LongHashIndex.KeyMatcher;
+import io.flowkv.core.index.PagedHashIndex;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.FrameDescriptor;
@@ -71,6 +71,10 @@ public final class RmwStore implements AutoCloseable {
 
     private static final long NONE = Positions.NONE;
     private static final String PREFIX = "rmw-";
+
+    /** The index's page files: scratch, not store files (so not "rmw-"), never in a seal. */
+    private static final String INDEX_FILE_PREFIX = "index-";
+
     private static final Pattern SEGMENT_NAME = Pattern.compile("rmw-(\\d{8})\\.log");
     private static final Pattern MANIFEST_NAME = Pattern.compile("rmw-(\\d{8})\\.manifest");
 
@@ -78,6 +82,9 @@ public final class RmwStore implements AutoCloseable {
     private static final int FIRST_READ = 512;
 
     private static final int MAX_ARENA_CHUNK = 1 << 20;
+
+    /** Live frames moved per step of a compaction: bounds its working memory (24 B each). */
+    private static final int COMPACTION_BATCH = 4096;
 
     /** Runs of live frames shorter than this are copied through memory, longer ones transferred. */
     private static final int COPY_RUN_LIMIT = 4096;
@@ -90,7 +97,7 @@ public final class RmwStore implements AutoCloseable {
     private final StoreStats stats = new StoreStats();
 
     private final RmwWriteBuffer buffer;
-    private final LongHashIndex index;
+    private final PagedHashIndex index;
     private final IoBuffer staging;
 
     /** Ordered by id; the active segment, if any, is the last. */
@@ -157,11 +164,18 @@ public final class RmwStore implements AutoCloseable {
         // stores sharing one budget must not pin it.
         int chunk = (int) Math.max(256, Math.min(MAX_ARENA_CHUNK, options.writeBufferBytes() / 16));
         RmwWriteBuffer wb = null;
-        LongHashIndex idx = null;
+        PagedHashIndex idx = null;
         IoBuffer stage = null;
         try {
             wb = new RmwWriteBuffer(budget, chunk);
-            idx = new LongHashIndex(budget, 1024);
+            idx =
+                    new PagedHashIndex(
+                            budget,
+                            io,
+                            directory,
+                            INDEX_FILE_PREFIX,
+                            options.indexCacheBytes(),
+                            1024);
             stage = IoBuffer.allocate(budget, options.ioBufferBytes(), "RMW staging buffer");
             budget.reserve(FIRST_READ * 8, "RMW read buffer");
         } catch (RuntimeException e) {
@@ -169,7 +183,7 @@ public final class RmwStore implements AutoCloseable {
                 stage.close();
             }
             if (idx != null) {
-                idx.release();
+                idx.close();
             }
             if (wb != null) {
                 wb.close();
@@ -551,90 +565,150 @@ public final class RmwStore implements AutoCloseable {
     }
 
     /**
-     * Moves every live frame into new segments, rewrites the index and deletes the old segments.
-     * Long runs of adjacent live frames move with one {@code transferTo} each and keep their
-     * checksums (a corrupt frame is still caught when read); short runs are copied from memory with
-     * their checksums verified. On failure the new files are deleted and the store goes on with the
-     * old ones.
+     * Moves every live frame into new segments, one old segment at a time, in bounded memory: the
+     * segment is scanned in order, each put frame the index still points at is live, and live
+     * frames are moved in batches of {@link #COMPACTION_BATCH}. Long runs of adjacent live frames
+     * move with one {@code transferTo} each and keep their checksums (a corrupt frame is still
+     * caught when read); short runs are copied from memory with their checksums verified. After a
+     * batch is written and flushed the index is pointed at the copies; a segment all of whose live
+     * frames have moved is deleted. A failure leaves the store consistent: the batch's output is
+     * rolled back, moved entries are read from their copies and the rest from the old segments.
      */
     private void compactNow() throws IOException {
-        int n = index.size();
-        long temp = (long) n * 2 * Long.BYTES + options.ioBufferBytes();
-        if (!budget.tryReserve(temp)) {
-            LOG.warn(
-                    "RMW compaction in {} skipped: {} bytes of working memory not available",
-                    directory,
-                    temp);
-            return;
+        if (writer != null) {
+            closeActive();
         }
+        long[] live = new long[COMPACTION_BATCH];
+        long[] moved = new long[COMPACTION_BATCH];
+        long[] hashes = new long[COMPACTION_BATCH];
+        long written = 0;
+        for (RmwSegment source : new ArrayList<>(segments)) {
+            written += compactSegment(source, live, moved, hashes);
+        }
+        if (writer != null) {
+            writer.flush();
+            active.size = writer.size();
+        }
+        scratchFramePos = NONE;
+        if (written != stats.liveBytes() || stats.deadBytes() != 0) {
+            throw new IllegalStateException(
+                    "RMW live byte accounting drifted: compaction moved "
+                            + written
+                            + " bytes, expected "
+                            + stats.liveBytes()
+                            + "; "
+                            + stats.deadBytes()
+                            + " dead bytes left");
+        }
+        stats.addCompaction(written);
+        compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
+    }
+
+    /** Moves the live frames of {@code source} and deletes it; returns the bytes moved. */
+    private long compactSegment(RmwSegment source, long[] live, long[] moved, long[] hashes)
+            throws IOException {
+        long frameBytes = 0;
+        long written = 0;
+        int n = 0;
+        try (LogReader reader =
+                LogReader.open(io, source.path, FileType.RMW_VALUE_LOG, source.size)) {
+            FrameScanner frames = reader.scanAll(options.ioBufferBytes());
+            while (frames.next()) {
+                byte[] b = frames.array();
+                int p = frames.payloadOffset();
+                frameBytes += FrameDescriptor.HEADER_LENGTH + frames.payloadLength();
+                if (RmwRecordDescriptor.kind(b, p) != RmwRecordDescriptor.PUT) {
+                    continue;
+                }
+                long hash = payloadHash(b, p);
+                lookupPosition = Positions.pack(source.id, frames.frameOffset());
+                if (lookupLog(hash, isLookupPosition) == NONE) {
+                    continue;
+                }
+                live[n] = lookupPosition;
+                hashes[n] = hash;
+                if (++n == live.length) {
+                    written += moveBatch(live, moved, hashes, n);
+                    n = 0;
+                }
+            }
+        }
+        if (n > 0) {
+            written += moveBatch(live, moved, hashes, n);
+        }
+        segments.remove(source);
+        source.channel.close();
+        io.delete(source.path);
+        // Every frame of the deleted segment was dead by now: moved, overwritten or removed.
+        stats.addDeadBytes(-frameBytes);
+        return written;
+    }
+
+    /**
+     * Copies the frames at the sorted positions {@code live[0..n)} to the active output, then
+     * points the index at the copies. Each moved frame leaves one dead copy, old or new, whatever
+     * happens to the index updates.
+     */
+    private long moveBatch(long[] live, long[] moved, long[] hashes, int n) throws IOException {
+        int outputsBefore = segments.size();
+        long goodSize = writer == null ? -1 : writer.size();
+        long bytes;
         try {
-            long[] live = new long[n];
-            int[] fill = {0};
-            index.forEachValue(v -> live[fill[0]++] = v);
-            Arrays.sort(live);
-            long[] moved = new long[n];
-            if (writer != null) {
-                closeActive();
-            }
-            List<RmwSegment> outputs = new ArrayList<>();
-            long written;
+            bytes = move(live, moved, n);
+            writer.flush();
+            active.size = writer.size();
+        } catch (IOException | RuntimeException e) {
+            abandonBatch(outputsBefore, goodSize, e);
+            throw e;
+        }
+        stats.addDeadBytes(bytes);
+        for (int k = 0; k < n; k++) {
+            lookupPosition = live[k];
             try {
-                written = move(live, moved, outputs);
-                if (written != stats.liveBytes()) {
-                    throw new IllegalStateException(
-                            "RMW live byte accounting drifted: compaction moved "
-                                    + written
-                                    + " bytes, expected "
-                                    + stats.liveBytes());
-                }
-                if (writer != null) {
-                    writer.flush();
-                    active.size = writer.size();
-                }
-            } catch (IOException | RuntimeException e) {
-                abandon(outputs, e);
-                throw e;
+                index.put(hashes[k], moved[k], isLookupPosition);
+            } catch (UncheckedIOException e) {
+                throw e.getCause();
             }
-            index.replaceValues(p -> moved[Arrays.binarySearch(live, p)]);
-            List<RmwSegment> old = new ArrayList<>(segments);
-            segments.clear();
-            segments.addAll(outputs);
-            for (RmwSegment s : old) {
-                try {
-                    s.channel.close();
-                    io.delete(s.path);
-                } catch (IOException e) {
-                    LOG.warn("Could not delete compacted RMW segment {}", s.path, e);
-                }
+        }
+        return bytes;
+    }
+
+    /** Drops what a failed batch wrote: the segments it started, the tail it appended. */
+    private void abandonBatch(int outputsBefore, long goodSize, Exception failure) {
+        while (segments.size() > outputsBefore) {
+            RmwSegment s = segments.remove(segments.size() - 1);
+            if (s == active) {
+                closeQuietly(writer, failure);
+                writer = null;
+                active = null;
             }
-            scratchFramePos = NONE;
-            stats.setDeadBytes(0);
-            stats.addCompaction(written);
-            compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
-        } finally {
-            budget.release(temp);
+            IoFailures.closeQuietly(s.channel, failure);
+            deleteQuietly(io, s.path, failure);
+        }
+        if (writer != null && goodSize >= 0) {
+            rollBack(goodSize, failure);
         }
     }
 
     /**
-     * Copies the frames at the sorted positions {@code live} into new segments (added to {@code
-     * outputs}; the last stays open as the active one); fills {@code moved} with their new
+     * Copies the frames at the sorted positions {@code live[0..n)} to the active segment, starting
+     * new ones (listed in {@link #segments}) as segments fill; fills {@code moved} with their new
      * positions.
      */
-    private long move(long[] live, long[] moved, List<RmwSegment> outputs) throws IOException {
+    private long move(long[] live, long[] moved, int n) throws IOException {
         HeaderWindow headers = new HeaderWindow(new byte[options.ioBufferBytes()]);
         long written = 0;
         int i = 0;
-        while (i < live.length) {
+        while (i < n) {
             RmwSegment source = segment(Positions.segment(live[i]));
             headers.reset(source);
             try (LogReader reader =
                     LogReader.open(io, source.path, FileType.RMW_VALUE_LOG, source.size)) {
-                while (i < live.length && Positions.segment(live[i]) == source.id) {
+                while (i < n && Positions.segment(live[i]) == source.id) {
                     long runStart = Positions.offset(live[i]);
                     long runEnd = runStart + headers.frameLength(runStart);
                     int j = i + 1;
-                    while (j < live.length
+                    while (j < n
                             && Positions.segment(live[j]) == source.id
                             && Positions.offset(live[j]) == runEnd) {
                         runEnd += headers.frameLength(runEnd);
@@ -644,7 +718,7 @@ public final class RmwStore implements AutoCloseable {
                         if (writer != null) {
                             closeActive();
                         }
-                        outputs.add(startSegment());
+                        segments.add(startSegment());
                     }
                     long runLength = runEnd - runStart;
                     if (runLength < COPY_RUN_LIMIT && headers.cover(runStart, runLength)) {
@@ -667,19 +741,6 @@ public final class RmwStore implements AutoCloseable {
             }
         }
         return written;
-    }
-
-    /** Drops the output of a failed compaction; the old segments stay as they were. */
-    private void abandon(List<RmwSegment> outputs, Exception failure) {
-        if (writer != null) {
-            closeQuietly(writer, failure);
-            writer = null;
-            active = null;
-        }
-        for (RmwSegment s : outputs) {
-            IoFailures.closeQuietly(s.channel, failure);
-            deleteQuietly(io, s.path, failure);
-        }
     }
 
     /**
@@ -1159,6 +1220,9 @@ public final class RmwStore implements AutoCloseable {
     // ---------------------------------------------------------------- lifecycle, metrics
 
     public StoreStats stats() {
+        if (!closed) {
+            stats.setIndexPageCounts(index.pageReads(), index.pageWrites());
+        }
         return stats;
     }
 
@@ -1202,7 +1266,11 @@ public final class RmwStore implements AutoCloseable {
         }
         segments.clear();
         buffer.close();
-        index.release();
+        try {
+            index.close();
+        } catch (UncheckedIOException e) {
+            failure = chain(failure, e.getCause());
+        }
         staging.close();
         budget.release(scratchReserved);
         scratchReserved = 0;

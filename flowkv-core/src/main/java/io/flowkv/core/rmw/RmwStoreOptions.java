@@ -2,6 +2,7 @@ package io.flowkv.core.rmw;
 
 import io.flowkv.core.Checks;
 import io.flowkv.core.Jitter;
+import io.flowkv.core.index.PagedHashIndex;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.Positions;
 
@@ -20,6 +21,8 @@ public final class RmwStoreOptions {
     public static final int MIN_IO_BUFFER_BYTES = 512;
     public static final int MAX_IO_BUFFER_BYTES = 64 << 20;
     public static final long MIN_SEGMENT_ROLL_BYTES = 4096;
+    public static final long DEFAULT_INDEX_CACHE_BYTES = 64L << 20;
+    public static final long MIN_INDEX_CACHE_BYTES = PagedHashIndex.MIN_CACHE_BYTES;
 
     private final Path directory;
     private final double maxSpaceAmplification;
@@ -30,6 +33,7 @@ public final class RmwStoreOptions {
     private final long jitterSeed;
     private final double jitterSpread;
     private final long hashMask;
+    private final long indexCacheBytes;
 
     private RmwStoreOptions(Builder b) {
         this.directory = b.directory;
@@ -41,6 +45,7 @@ public final class RmwStoreOptions {
         this.jitterSeed = b.jitterSeed;
         this.jitterSpread = b.jitterSpread;
         this.hashMask = b.hashMask;
+        this.indexCacheBytes = b.indexCacheBytes;
     }
 
     public static Builder builder(Path directory) {
@@ -67,6 +72,14 @@ public final class RmwStoreOptions {
     }
 
     /** Size of the staging buffer for appends and of the read buffer for scans. */
+    /**
+     * Native memory the hash index may keep its pages in; pages beyond it live in a page file and
+     * are read back on demand.
+     */
+    public long indexCacheBytes() {
+        return indexCacheBytes;
+    }
+
     public int ioBufferBytes() {
         return ioBufferBytes;
     }
@@ -104,6 +117,8 @@ public final class RmwStoreOptions {
                 + segmentRollBytes
                 + ", ioBufferBytes="
                 + ioBufferBytes
+                + ", indexCacheBytes="
+                + indexCacheBytes
                 + ", jitterSeed="
                 + jitterSeed
                 + ", jitterSpread="
@@ -122,6 +137,7 @@ public final class RmwStoreOptions {
         private long jitterSeed;
         private double jitterSpread = Jitter.DEFAULT_SPREAD;
         private long hashMask = -1L;
+        private long indexCacheBytes = DEFAULT_INDEX_CACHE_BYTES;
 
         private Builder(Path directory) {
             this.directory = Checks.checkNotNull("directory", directory);
@@ -153,6 +169,13 @@ public final class RmwStoreOptions {
             this.ioBufferBytes =
                     Checks.checkRange(
                             "ioBufferBytes", bytes, MIN_IO_BUFFER_BYTES, MAX_IO_BUFFER_BYTES);
+            return this;
+        }
+
+        public Builder indexCacheBytes(long bytes) {
+            this.indexCacheBytes =
+                    Checks.checkRange(
+                            "indexCacheBytes", bytes, MIN_INDEX_CACHE_BYTES, Long.MAX_VALUE);
             return this;
         }
 

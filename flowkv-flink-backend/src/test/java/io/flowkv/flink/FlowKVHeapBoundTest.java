@@ -1,0 +1,125 @@
+package io.flowkv.flink;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.execution.Environment;
+import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.util.Collections;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * FlowKV's Java heap does not grow with the number of keys: what it keeps per key lives off-heap
+ * (inside its budget) or on disk. A dedup-shaped job (a {@code ValueState} per key, read, then set
+ * on the first sight of the key) runs over many more keys than the index cache holds, and the heap
+ * retained after a full GC may not grow by more than a few bytes per key between a small and a ten
+ * times larger key count.
+ */
+class FlowKVHeapBoundTest {
+    private static final int KEY_GROUPS = 128;
+    private static final int FIRST = 200_000;
+    private static final int ALL = 2_000_000;
+
+    /** Slack for GC noise; a heap-resident index alone would grow by ~60 MB over these keys. */
+    private static final long MAX_GROWTH_BYTES = 16L << 20;
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void shouldKeepHeapFlatWhileKeysGrowPastTheIndexCache() throws Exception {
+        Configuration config = new Configuration();
+        // A small index cache, so that most of the index lives in page files.
+        config.set(FlowKVOptions.INDEX_CACHE_SIZE, MemorySize.parse("1mb"));
+        FlowKVStateBackend stateBackend =
+                new FlowKVStateBackend().configure(config, getClass().getClassLoader());
+        MockEnvironment env = MockEnvironment.builder().build();
+        try {
+            FlowKVKeyedStateBackend<Integer> backend =
+                    (FlowKVKeyedStateBackend<Integer>)
+                            stateBackend.createKeyedStateBackend(
+                                    new KeyedStateBackendParametersImpl<>(
+                                            (Environment) env,
+                                            new JobID(),
+                                            "dedup",
+                                            IntSerializer.INSTANCE,
+                                            KEY_GROUPS,
+                                            KeyGroupRange.of(0, KEY_GROUPS - 1),
+                                            env.getTaskKvStateRegistry(),
+                                            TtlTimeProvider.DEFAULT,
+                                            new UnregisteredMetricsGroup(),
+                                            Collections.emptyList(),
+                                            new CloseableRegistry()));
+            try {
+                ValueState<Long> seen =
+                        backend.getPartitionedState(
+                                VoidNamespace.INSTANCE,
+                                VoidNamespaceSerializer.INSTANCE,
+                                new ValueStateDescriptor<>("seen", LongSerializer.INSTANCE));
+                long firstSeen = dedup(backend, seen, 0, FIRST);
+                long before = retainedHeap();
+                firstSeen += dedup(backend, seen, FIRST, ALL);
+                // Every key a second time: all of them are found, none is new.
+                firstSeen += dedup(backend, seen, 0, ALL);
+                long after = retainedHeap();
+                System.out.printf(
+                        "FlowKVHeapBoundTest: retained heap %d -> %d bytes%n", before, after);
+                assertThat(firstSeen).as("keys seen for the first time").isEqualTo(ALL);
+                assertThat(after - before)
+                        .as(
+                                "heap growth from %d to %d keys (before %d, after %d bytes)",
+                                FIRST, ALL, before, after)
+                        .isLessThan(MAX_GROWTH_BYTES);
+            } finally {
+                backend.dispose();
+            }
+        } finally {
+            env.close();
+        }
+    }
+
+    /** Sets each key of {@code [from, to)} not seen yet; returns how many were new. */
+    private static long dedup(
+            FlowKVKeyedStateBackend<Integer> backend, ValueState<Long> seen, int from, int to)
+            throws Exception {
+        long fresh = 0;
+        for (int k = from; k < to; k++) {
+            // Spread the keys over the key groups as a hash partitioner would.
+            int key = k * 0x9E3779B1;
+            backend.setCurrentKey(key);
+            Long v = seen.value();
+            if (v == null) {
+                seen.update((long) k);
+                fresh++;
+            } else if (v != k) {
+                throw new AssertionError("key " + k + " holds " + v);
+            }
+        }
+        return fresh;
+    }
+
+    private static long retainedHeap() {
+        MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        long least = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            least = Math.min(least, memory.getHeapMemoryUsage().getUsed());
+        }
+        return least;
+    }
+}
