@@ -37,7 +37,9 @@ import java.util.zip.CRC32C;
  */
 final class CheckpointMetadata {
     static final int MAGIC = 0x464B564D;
-    static final int VERSION = 1;
+
+    /** 2: map state is stored one record per entry ({@link MapStateStorage}); 1 is refused. */
+    static final int VERSION = 2;
 
     /** One store instance's manifest, by path, with its bytes. */
     record Manifest(String path, byte[] bytes) {}
@@ -146,7 +148,9 @@ final class CheckpointMetadata {
                             + " has version "
                             + version
                             + ", this build reads version "
-                            + VERSION);
+                            + VERSION
+                            + " (version 1 stored map state in another layout: restore such a"
+                            + " job from a canonical savepoint)");
         }
         int length = in.readInt();
         if (length < 0 || length != bytes.length - 16) {

@@ -278,7 +278,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         TypeSerializer<SV> current = metaInfo.getStateSerializer();
         AbstractFlowKVState<K, N, SV> migrator =
                 createState(stateDesc, registered, metaInfo.getNamespaceSerializer(), current);
-        StateStorage storage = storage(registered);
+        StateStorage storage = values(registered);
         List<byte[][]> entries = new ArrayList<>();
         storage.forEach(
                 (key, namespace, value, offset, length) ->
@@ -291,14 +291,20 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         Set<String> cleared = new HashSet<>();
         for (byte[][] entry : entries) {
             byte[] migrated = migrator.migrateValue(entry[2], prior, current);
-            if (storage.isList()) {
-                // Elements of one list come in order: clear the list once, then re-append.
+            boolean map = storage instanceof MapStateStorage;
+            if (storage.isList() || map) {
+                // A list comes element by element, a map entry by entry (whose key bytes may
+                // change): clear each once, then re-append or re-put.
                 String id =
                         java.util.Arrays.toString(entry[0]) + java.util.Arrays.toString(entry[1]);
                 if (cleared.add(id)) {
                     storage.remove(entry[0], entry[1]);
                 }
-                storage.append(entry[0], entry[1], migrated);
+                if (map) {
+                    storage.put(entry[0], entry[1], migrated);
+                } else {
+                    storage.append(entry[0], entry[1], migrated);
+                }
             } else {
                 storage.put(entry[0], entry[1], migrated);
             }
@@ -370,6 +376,17 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     /** The state's storage, created on first use. */
     StateStorage storage(RegisteredState registered) throws IOException {
         return binder.storage(registered);
+    }
+
+    /**
+     * The state's storage as whole values per (key, namespace): map state's per-entry records seen
+     * through {@link MapStateStorage}. For snapshots, migration and key iteration.
+     */
+    StateStorage values(RegisteredState registered) throws IOException {
+        StateStorage storage = storage(registered);
+        return registered.metaInfo.getStateType() == StateDescriptor.Type.MAP
+                ? new MapStateStorage(storage)
+                : storage;
     }
 
     /** The store chosen for a state, or null before its first use; for tests and metrics. */
@@ -517,7 +534,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                         keyBytes((TypeSerializer<N>) registered.metaInfo.getNamespaceSerializer());
                 byte[] wanted = codec.namespace(namespace);
                 List<byte[]> matching = new ArrayList<>();
-                storage(registered)
+                values(registered)
                         .forEach(
                                 (key, ns, value, offset, length) -> {
                                     if (java.util.Arrays.equals(ns, wanted)) {
@@ -551,7 +568,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             KeyBytes<K, N> codec =
                     keyBytes((TypeSerializer<N>) registered.metaInfo.getNamespaceSerializer());
             List<byte[][]> pairs = new ArrayList<>();
-            storage(registered)
+            values(registered)
                     .forEach(
                             (key, ns, value, offset, length) ->
                                     pairs.add(new byte[][] {key.clone(), ns.clone()}));
@@ -575,7 +592,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         try {
             for (RegisteredState registered : states.values()) {
                 Set<ByteArray> seen = new HashSet<>();
-                storage(registered)
+                values(registered)
                         .forEach(
                                 (key, ns, value, offset, length) -> {
                                     byte[] joined = new byte[key.length + ns.length];

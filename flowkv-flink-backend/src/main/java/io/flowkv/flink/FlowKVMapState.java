@@ -10,7 +10,6 @@ import org.apache.flink.runtime.state.internal.InternalMapState;
 import org.apache.flink.util.FlinkRuntimeException;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -19,18 +18,21 @@ import java.util.NoSuchElementException;
 import java.util.Objects;
 
 /**
- * Map state on the general store: the whole user map of one (key, namespace) is one stored value,
- * so every operation reads and rewrites that map. That keeps the store a plain hash store with no
- * prefix scans; it suits the small maps that operators keep per key, and is the trade-off to
- * revisit if large per-key maps show up (a per-entry layout with a key index would then pay off).
+ * Map state on the general store, one record per user entry ({@link MapStateStorage}): get, put,
+ * remove and contains cost a few point operations whatever the map's size; iteration reads the user
+ * keys 64 at a time and each value as it is reached, so a large map is never on the heap.
+ *
+ * <p>Whole maps cross the storage boundary (snapshots, restore, migration, queryable state) in this
+ * raw layout, the same bytes a savepoint's entries are made of:
  *
  * <pre>
- *   stored value: [entry count:int] then per entry
- *                 [user key length:int][user key bytes][value length:int, -1 = null][value bytes]
+ *   [entry count:int] then per entry
+ *   [user key length:int][user key bytes][value length:int, -1 = null][value bytes]
  * </pre>
  */
 final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<UK, UV>>
         implements InternalMapState<K, N, UK, UV> {
+    private final MapStateStorage maps;
 
     FlowKVMapState(
             FlowKVKeyedStateBackend<K> backend,
@@ -38,6 +40,7 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<Map<UK, UV>> valueSerializer) {
         super(backend, storage, namespaceSerializer, valueSerializer);
+        this.maps = new MapStateStorage(storage);
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -59,17 +62,33 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
         return (MapSerializer<UK, UV>) valueSerializer;
     }
 
-    private Map<UK, UV> load() throws IOException {
-        byte[] bytes = storage.get(keyBytes(), namespaceBytes());
-        return bytes == null ? null : decode(bytes, mapSerializer(), in);
+    private byte[] userKeyBytes(UK userKey) throws IOException {
+        out.clear();
+        mapSerializer().getKeySerializer().serialize(userKey, out);
+        return out.getCopyOfBuffer();
     }
 
-    private void store(Map<UK, UV> map) throws IOException {
-        if (map == null || map.isEmpty()) {
-            storage.remove(keyBytes(), namespaceBytes());
-        } else {
-            storage.put(keyBytes(), namespaceBytes(), encode(map, mapSerializer(), out));
+    private byte[] userValueBytes(UV userValue) throws IOException {
+        if (userValue == null) {
+            return null;
         }
+        out.clear();
+        mapSerializer().getValueSerializer().serialize(userValue, out);
+        return out.getCopyOfBuffer();
+    }
+
+    private UV userValue(byte[] entry) throws IOException {
+        int length = MapStateStorage.entryValueLength(entry);
+        if (length < 0) {
+            return null;
+        }
+        in.setBuffer(entry, MapStateStorage.ENTRY_VALUE, length);
+        return mapSerializer().getValueSerializer().deserialize(in);
+    }
+
+    private UK userKey(byte[] bytes) throws IOException {
+        in.setBuffer(bytes);
+        return mapSerializer().getKeySerializer().deserialize(in);
     }
 
     static <UK, UV> Map<UK, UV> decode(
@@ -157,46 +176,34 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
 
     @Override
     public UV get(UK userKey) throws IOException {
-        Map<UK, UV> map = load();
-        return map == null ? null : map.get(userKey);
+        byte[] entry = maps.getEntry(keyBytes(), namespaceBytes(), userKeyBytes(userKey));
+        return entry == null ? null : userValue(entry);
     }
 
     @Override
     public void put(UK userKey, UV userValue) throws IOException {
-        Map<UK, UV> map = load();
-        if (map == null) {
-            map = new HashMap<>();
-        }
-        map.put(userKey, userValue);
-        store(map);
+        maps.putEntry(
+                keyBytes(), namespaceBytes(), userKeyBytes(userKey), userValueBytes(userValue));
     }
 
     @Override
     public void putAll(Map<UK, UV> entries) throws IOException {
-        if (entries == null || entries.isEmpty()) {
+        if (entries == null) {
             return;
         }
-        Map<UK, UV> map = load();
-        if (map == null) {
-            map = new HashMap<>();
+        for (Map.Entry<UK, UV> e : entries.entrySet()) {
+            put(e.getKey(), e.getValue());
         }
-        map.putAll(entries);
-        store(map);
     }
 
     @Override
     public void remove(UK userKey) throws IOException {
-        Map<UK, UV> map = load();
-        if (map != null && map.containsKey(userKey)) {
-            map.remove(userKey);
-            store(map);
-        }
+        maps.removeEntry(keyBytes(), namespaceBytes(), userKeyBytes(userKey));
     }
 
     @Override
     public boolean contains(UK userKey) throws IOException {
-        Map<UK, UV> map = load();
-        return map != null && map.containsKey(userKey);
+        return maps.getEntry(keyBytes(), namespaceBytes(), userKeyBytes(userKey)) != null;
     }
 
     @Override
@@ -251,31 +258,34 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
     }
 
     /**
-     * Iterates a copy of the map taken now; {@code remove()} and {@code setValue()} write through
-     * to the store under the key and namespace current at creation.
+     * Iterates the map of the key and namespace current at creation, chunk by chunk in insertion
+     * order, holding one chunk of user keys (at most 64) and reading each value one entry ahead.
+     * Weakly consistent: an entry removed before it is reached is skipped, entries added to a chunk
+     * already read are not visited. {@code remove()} and {@code setValue()} write through.
      */
     @Override
     public Iterator<Map.Entry<UK, UV>> iterator() {
-        final Map<UK, UV> map;
         final byte[] key;
         final byte[] namespace;
+        final int first;
         try {
-            map = load();
             key = keyBytes();
             namespace = namespaceBytes();
+            first = maps.firstChunk(key, namespace);
         } catch (IOException e) {
             throw new FlinkRuntimeException("Error while reading map state from FlowKV.", e);
         }
-        List<Map.Entry<UK, UV>> entries = new ArrayList<>(map == null ? List.of() : map.entrySet());
 
-        /**
-         * An entry whose setValue writes through; equal to any Map.Entry with the same contents.
-         */
+        /** An entry whose setValue writes through; equal to any Map.Entry with its contents. */
         final class WriteThroughEntry implements Map.Entry<UK, UV> {
             private final UK userKey;
+            private final byte[] userKeyBytes;
+            private UV value;
 
-            WriteThroughEntry(UK userKey) {
+            WriteThroughEntry(UK userKey, byte[] userKeyBytes, UV value) {
                 this.userKey = userKey;
+                this.userKeyBytes = userKeyBytes;
+                this.value = value;
             }
 
             @Override
@@ -285,13 +295,18 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
 
             @Override
             public UV getValue() {
-                return map.get(userKey);
+                return value;
             }
 
             @Override
-            public UV setValue(UV value) {
-                UV old = map.put(userKey, value);
-                writeBack(key, namespace, map);
+            public UV setValue(UV newValue) {
+                UV old = value;
+                try {
+                    maps.putEntry(key, namespace, userKeyBytes, userValueBytes(newValue));
+                } catch (IOException e) {
+                    throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
+                }
+                value = newValue;
                 return old;
             }
 
@@ -299,27 +314,59 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
             public boolean equals(Object o) {
                 return o instanceof Map.Entry
                         && Objects.equals(userKey, ((Map.Entry<?, ?>) o).getKey())
-                        && Objects.equals(getValue(), ((Map.Entry<?, ?>) o).getValue());
+                        && Objects.equals(value, ((Map.Entry<?, ?>) o).getValue());
             }
 
             @Override
             public int hashCode() {
-                return Objects.hashCode(userKey) ^ Objects.hashCode(getValue());
+                return Objects.hashCode(userKey) ^ Objects.hashCode(value);
             }
 
             @Override
             public String toString() {
-                return userKey + "=" + getValue();
+                return userKey + "=" + value;
             }
         }
 
         return new Iterator<Map.Entry<UK, UV>>() {
-            private int next;
-            private Map.Entry<UK, UV> current;
+            private MapStateStorage.Chunk chunk;
+            private int nextChunk = first;
+            private int index;
+            private WriteThroughEntry ahead;
+            private WriteThroughEntry current;
 
             @Override
             public boolean hasNext() {
-                return next < entries.size();
+                if (ahead != null) {
+                    return true;
+                }
+                try {
+                    while (true) {
+                        if (chunk == null || index == chunk.keys.size()) {
+                            if (nextChunk == MapStateStorage.NONE) {
+                                return false;
+                            }
+                            chunk = maps.chunkOrNull(key, namespace, nextChunk);
+                            if (chunk == null) {
+                                return false; // emptied and unlinked since it was named
+                            }
+                            nextChunk = chunk.next;
+                            index = 0;
+                            continue;
+                        }
+                        byte[] userKeyBytes = chunk.keys.get(index++);
+                        byte[] entry = maps.getEntry(key, namespace, userKeyBytes);
+                        if (entry != null) {
+                            ahead =
+                                    new WriteThroughEntry(
+                                            userKey(userKeyBytes), userKeyBytes, userValue(entry));
+                            return true;
+                        }
+                    }
+                } catch (IOException e) {
+                    throw new FlinkRuntimeException(
+                            "Error while reading map state from FlowKV.", e);
+                }
             }
 
             @Override
@@ -327,9 +374,9 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
                 if (!hasNext()) {
                     throw new NoSuchElementException();
                 }
-                Map.Entry<UK, UV> e = entries.get(next++);
-                current = e;
-                return new WriteThroughEntry(e.getKey());
+                current = ahead;
+                ahead = null;
+                return current;
             }
 
             @Override
@@ -337,37 +384,35 @@ final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N, Map<U
                 if (current == null) {
                     throw new IllegalStateException("next() was not called");
                 }
-                map.remove(current.getKey());
+                try {
+                    maps.removeEntry(key, namespace, current.userKeyBytes);
+                } catch (IOException e) {
+                    throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
+                }
                 current = null;
-                writeBack(key, namespace, map);
             }
         };
     }
 
-    private void writeBack(byte[] key, byte[] namespace, Map<UK, UV> map) {
+    @Override
+    public void clear() {
         try {
-            if (map.isEmpty()) {
-                storage.remove(key, namespace);
-            } else {
-                storage.put(
-                        key, namespace, encode(map, mapSerializer(), new DataOutputSerializer(64)));
-            }
+            maps.remove(keyBytes(), namespaceBytes());
         } catch (IOException e) {
-            throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
+            throw new FlinkRuntimeException("Error while removing data from FlowKV.", e);
         }
     }
 
     @Override
     public boolean isEmpty() throws IOException {
-        Map<UK, UV> map = load();
-        return map == null || map.isEmpty();
+        return maps.size(keyBytes(), namespaceBytes()) == 0;
     }
 
     @Override
     protected byte[] serializedValue(
             byte[] key, byte[] namespace, TypeSerializer<Map<UK, UV>> safeValueSerializer)
             throws Exception {
-        byte[] bytes = storage.get(key, namespace);
+        byte[] bytes = maps.get(key, namespace);
         if (bytes == null) {
             return null;
         }

@@ -23,7 +23,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -181,8 +180,7 @@ final class FlowKVRestoreOperation<K> {
 
     /**
      * Map entries arrive one user key at a time; the entries of one (key, namespace) come together
-     * in every canonical snapshot, so they are gathered and stored as one map value. A map met
-     * again later is merged into what is stored.
+     * in every canonical snapshot, so they are gathered and stored as one batch of entries.
      */
     private final class MapTarget implements Target {
         private final RegisteredState state;
@@ -220,36 +218,12 @@ final class FlowKVRestoreOperation<K> {
             if (currentKey == null) {
                 return;
             }
-            StateStorage storage = binder.storage(state);
-            byte[] existing = storage.get(currentKey, currentNamespace);
-            Map<FlowKVKeyedStateBackend.ByteArray, byte[]> merged = new HashMap<>();
-            List<FlowKVKeyedStateBackend.ByteArray> order = new ArrayList<>();
-            if (existing != null) {
-                FlowKVMapState.forEachRawEntry(
-                        existing,
-                        (buf, ko, kl, vo, vl) -> {
-                            FlowKVKeyedStateBackend.ByteArray k =
-                                    new FlowKVKeyedStateBackend.ByteArray(
-                                            Arrays.copyOfRange(buf, ko, ko + kl));
-                            order.add(k);
-                            merged.put(k, vl < 0 ? null : Arrays.copyOfRange(buf, vo, vo + vl));
-                        });
-            }
-            for (int i = 0; i < userKeys.size(); i++) {
-                FlowKVKeyedStateBackend.ByteArray k =
-                        new FlowKVKeyedStateBackend.ByteArray(userKeys.get(i));
-                if (!merged.containsKey(k)) {
-                    order.add(k);
-                }
-                merged.put(k, userValues.get(i));
-            }
-            List<byte[]> keys = new ArrayList<>(order.size());
-            List<byte[]> values = new ArrayList<>(order.size());
-            for (FlowKVKeyedStateBackend.ByteArray k : order) {
-                keys.add(k.bytes());
-                values.add(merged.get(k));
-            }
-            storage.put(currentKey, currentNamespace, FlowKVMapState.encodeRaw(keys, values));
+            // Merges into what is stored: a map met again later keeps its earlier entries.
+            new MapStateStorage(binder.storage(state))
+                    .put(
+                            currentKey,
+                            currentNamespace,
+                            FlowKVMapState.encodeRaw(userKeys, userValues));
             currentKey = null;
             currentNamespace = null;
             userKeys.clear();

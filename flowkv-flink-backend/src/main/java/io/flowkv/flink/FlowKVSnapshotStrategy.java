@@ -80,7 +80,7 @@ final class FlowKVSnapshotStrategy<K>
         SnapshotSpill spill = new SnapshotSpill(spillDir, keyGroupRange, keyGroupPrefixBytes);
         try {
             for (int i = 0; i < kvStates.size(); i++) {
-                StateStorage storage = backend.storage(kvStates.get(i));
+                StateStorage storage = backend.values(kvStates.get(i));
                 storage.flush();
                 spill.add(i, storage);
             }

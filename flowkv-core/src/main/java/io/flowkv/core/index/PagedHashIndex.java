@@ -30,7 +30,7 @@ import java.util.zip.CRC32C;
  *   hash --fmix--> top `bits` bits = home slot       (linear probing; a probe may cross pages)
  *   slot s lives in page s >>> 8, at byte (s & 255) * 16:  [hash:long][value:long]
  *
- *   page table (native, 8 B per page)      frame cache (native, chunks of 64 frames)
+ *   page table (native, 8 B per page)      frame cache (native, chunks of 16 frames)
  *   +------------------+-----------+        +--------+--------+-----+------------------+
  *   | state:int        | crc32c:int|        | frame0 | frame1 | ... | meta: long/frame |
  *   +------------------+-----------+        +--------+--------+-----+------------------+
@@ -66,8 +66,8 @@ public final class PagedHashIndex implements AutoCloseable {
     private static final int PAGE_SHIFT = 12;
     private static final int SLOTS_SHIFT = 8;
     private static final int SLOTS_PER_PAGE = 1 << SLOTS_SHIFT;
-    private static final int FRAMES_PER_CHUNK = 64;
-    private static final int FRAME_SHIFT = 6;
+    private static final int FRAMES_PER_CHUNK = 16;
+    private static final int FRAME_SHIFT = 4;
     private static final long META_OFFSET = (long) FRAMES_PER_CHUNK * PAGE_BYTES;
     private static final long CHUNK_BYTES = META_OFFSET + FRAMES_PER_CHUNK * 8L;
 
