@@ -139,6 +139,9 @@ public final class AurStore implements AutoCloseable {
     private long workReserved;
     private byte[] scratch = new byte[0];
 
+    /** Bytes charged for the index scan now running, 0 when none runs. */
+    private int scanBufferBytes;
+
     private long readClock = Long.MIN_VALUE;
     private long batchStamp;
     private long loadStamp;
@@ -573,12 +576,12 @@ public final class AurStore implements AutoCloseable {
 
     /** A miss: one index scan loads the requested window and the predicted ones. */
     private boolean batchRead(int requested, ValueConsumer consumer) throws IOException {
-        prepareReadBuffer();
         reserveScanBuffer();
         try {
+            prepareReadBuffer();
             return batchReadReserved(requested, consumer);
         } finally {
-            budget.release(SCAN_BUFFER);
+            releaseScanBuffer();
         }
     }
 
@@ -937,7 +940,7 @@ public final class AurStore implements AutoCloseable {
             entryCount = 0;
             scanIndex(true, ++batchStamp);
         } finally {
-            budget.release(SCAN_BUFFER);
+            releaseScanBuffer();
         }
     }
 
@@ -995,7 +998,7 @@ public final class AurStore implements AutoCloseable {
     private void forEachLiveIndexEntry(IndexEntryDescriptor e, LiveEntryVisitor visitor)
             throws IOException {
         for (LogSegment segment : indexSegments) {
-            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
+            FrameScanner scanner = segment.reader(io).scanAll(scanBufferBytes);
             while (scanner.next()) {
                 byte[] buf = scanner.array();
                 int at = scanner.payloadOffset();
@@ -1234,7 +1237,7 @@ public final class AurStore implements AutoCloseable {
         try {
             forEachReserved(visitor);
         } finally {
-            budget.release(SCAN_BUFFER);
+            releaseScanBuffer();
         }
     }
 
@@ -1447,7 +1450,7 @@ public final class AurStore implements AutoCloseable {
         }
         IndexEntryDescriptor e = new IndexEntryDescriptor();
         for (LogSegment segment : indexSegments) {
-            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
+            FrameScanner scanner = segment.reader(io).scanAll(scanBufferBytes);
             while (scanner.next()) {
                 byte[] buf = scanner.array();
                 int at = scanner.payloadOffset();
@@ -1569,12 +1572,31 @@ public final class AurStore implements AutoCloseable {
         workReserved += bytes;
     }
 
-    /** The index scan's buffer is charged while a scan runs. */
+    /**
+     * The index scan's buffer is charged while a scan runs: {@link #SCAN_BUFFER} bytes when the
+     * budget has them, after a flush if need be; else whatever is left down to {@link
+     * #MIN_READ_BUFFER}, after the coalesced read buffer is given back. A tight budget makes scans
+     * slower, not impossible.
+     */
     private void reserveScanBuffer() throws IOException {
-        if (!budget.tryReserve(SCAN_BUFFER)) {
-            makeRoom();
-            budget.reserve(SCAN_BUFFER, "AUR index scan buffer");
+        if (budget.tryReserve(SCAN_BUFFER)) {
+            scanBufferBytes = SCAN_BUFFER;
+            return;
         }
+        makeRoom();
+        if (scratch.length > 0) {
+            budget.release(scratch.length);
+            workReserved -= scratch.length;
+            scratch = new byte[0];
+        }
+        int size = (int) Math.max(MIN_READ_BUFFER, Math.min(SCAN_BUFFER, budget.available()));
+        budget.reserve(size, "AUR index scan buffer");
+        scanBufferBytes = size;
+    }
+
+    private void releaseScanBuffer() {
+        budget.release(scanBufferBytes);
+        scanBufferBytes = 0;
     }
 
     /**
