@@ -1574,7 +1574,7 @@ public final class AurStore implements AutoCloseable {
 
     /**
      * The index scan's buffer is charged while a scan runs: {@link #SCAN_BUFFER} bytes when the
-     * budget has them, after a flush if need be; else whatever is left down to {@link
+     * budget has them, after a flush if need be; else half of what is left, down to {@link
      * #MIN_READ_BUFFER}, after the coalesced read buffer is given back. A tight budget makes scans
      * slower, not impossible.
      */
@@ -1589,7 +1589,8 @@ public final class AurStore implements AutoCloseable {
             workReserved -= scratch.length;
             scratch = new byte[0];
         }
-        int size = (int) Math.max(MIN_READ_BUFFER, Math.min(SCAN_BUFFER, budget.available()));
+        // Half of what is left: the scan's work arrays need room too.
+        int size = (int) Math.max(MIN_READ_BUFFER, Math.min(SCAN_BUFFER, budget.available() / 2));
         budget.reserve(size, "AUR index scan buffer");
         scanBufferBytes = size;
     }
