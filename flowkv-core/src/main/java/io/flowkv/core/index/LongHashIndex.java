@@ -2,24 +2,42 @@ package io.flowkv.core.index;
 
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
+import io.flowkv.core.memory.OffHeapBuffer;
 
 import java.util.function.LongConsumer;
 import java.util.function.LongUnaryOperator;
 
 /**
  * An open-addressing hash table from byte keys (given by their 64-bit hash) to {@code long} values
- * (packed positions), in two primitive arrays: no boxing, no object per entry. Keys themselves are
- * not stored: on a hash match the caller's {@link KeyMatcher} checks the key behind the value, so
- * 64-bit collisions are handled exactly. Linear probing with backward-shift deletion (no
- * tombstones). A slot's hash and value sit side by side in one array, so that a probe touches one
- * cache line, not two. Its array is charged to a {@link MemoryBudget}.
+ * (packed positions): no boxing, no object per entry. Keys themselves are not stored: on a hash
+ * match the caller's {@link KeyMatcher} checks the key behind the value, so 64-bit collisions are
+ * handled exactly. Linear probing with backward-shift deletion (no tombstones).
  *
- * <p>{@link #NONE} (-1) is the empty-slot sentinel and may not be stored as a value.
+ * <p>The table lives in native memory (an {@link OffHeapBuffer}) reserved from a {@link
+ * MemoryBudget}: in Flink that budget is the subtask's share of managed memory, which the task
+ * manager sizes as off-heap, so a table on the Java heap would be charged to one pool and use
+ * another. The reservation always equals the native bytes held. The garbage collector does not free
+ * them: the owner must call {@link #release}.
+ *
+ * <p>Slot {@code i} is 16 bytes, hash and value side by side so that a probe touches one cache
+ * line:
+ *
+ * <pre>
+ *   16*i       16*i+8     16*i+16
+ *  +----------+----------+
+ *  |   hash   |  value   |   little-endian; an empty slot is (0, NONE)
+ *  +----------+----------+
+ * </pre>
+ *
+ * <p>{@link #NONE} (-1) is the empty-slot sentinel and may not be stored as a value. Native memory
+ * is not zeroed, so every slot of a new table is written empty before use.
  */
 public final class LongHashIndex {
     public static final long NONE = -1L;
     private static final double LOAD_FACTOR = 0.6;
     private static final int SLOT_BYTES = 16;
+    private static final int SLOT_SHIFT = 4;
+    private static final int VALUE = 8;
 
     /** Tells whether the key stored behind {@code value} is the key being looked up. */
     @FunctionalInterface
@@ -29,8 +47,8 @@ public final class LongHashIndex {
 
     private final MemoryBudget budget;
 
-    /** Slot {@code i} is {@code table[2i]} (hash) and {@code table[2i + 1]} (value). */
-    private long[] table;
+    /** Slot {@code i}: hash at byte {@code 16i}, value at {@code 16i + 8}; null once released. */
+    private OffHeapBuffer table;
 
     private int mask;
     private int size;
@@ -39,15 +57,26 @@ public final class LongHashIndex {
     public LongHashIndex(MemoryBudget budget, int initialCapacity) {
         this.budget = budget;
         int capacity = Integer.highestOneBit(Math.max(16, initialCapacity - 1) << 1);
-        allocate(capacity);
+        install(newTable(capacity), capacity);
     }
 
-    private void allocate(int capacity) {
-        budget.reserve((long) capacity * SLOT_BYTES, "hash index of " + capacity + " slots");
-        table = new long[capacity << 1];
-        for (int i = 1; i < table.length; i += 2) {
-            table[i] = NONE;
+    /** Allocates a table of {@code capacity} empty slots, or throws if the budget refuses. */
+    private OffHeapBuffer newTable(int capacity) {
+        OffHeapBuffer t =
+                OffHeapBuffer.allocate(
+                        budget,
+                        (long) capacity * SLOT_BYTES,
+                        "hash index of " + capacity + " slots");
+        long end = t.capacity();
+        for (long off = 0; off < end; off += SLOT_BYTES) {
+            t.putLong(off, 0);
+            t.putLong(off + VALUE, NONE);
         }
+        return t;
+    }
+
+    private void install(OffHeapBuffer t, int capacity) {
+        table = t;
         mask = capacity - 1;
         resizeAt = (int) (capacity * LOAD_FACTOR);
     }
@@ -57,18 +86,20 @@ public final class LongHashIndex {
     }
 
     public long memoryBytes() {
-        return (long) table.length * Long.BYTES;
+        return table.capacity();
     }
 
     /** The value of the key, or {@link #NONE}. */
     public long get(long hash, KeyMatcher matcher) {
-        long[] t = table;
-        for (int i = slot(hash); ; i = (i + 1) & mask) {
-            long v = t[2 * i + 1];
+        OffHeapBuffer t = table;
+        int m = mask;
+        for (int i = slot(hash, m); ; i = (i + 1) & m) {
+            long off = (long) i << SLOT_SHIFT;
+            long v = t.getLong(off + VALUE);
             if (v == NONE) {
                 return NONE;
             }
-            if (t[2 * i] == hash && matcher.matches(v)) {
+            if (t.getLong(off) == hash && matcher.matches(v)) {
                 return v;
             }
         }
@@ -79,20 +110,23 @@ public final class LongHashIndex {
         if (value == NONE) {
             throw new IllegalArgumentException("NONE (-1) cannot be stored");
         }
-        for (int i = slot(hash); ; i = (i + 1) & mask) {
-            long v = table[2 * i + 1];
+        OffHeapBuffer t = table;
+        int m = mask;
+        for (int i = slot(hash, m); ; i = (i + 1) & m) {
+            long off = (long) i << SLOT_SHIFT;
+            long v = t.getLong(off + VALUE);
             if (v == NONE) {
                 if (size + 1 > resizeAt) {
                     grow();
                     return put(hash, value, matcher);
                 }
-                table[2 * i] = hash;
-                table[2 * i + 1] = value;
+                t.putLong(off, hash);
+                t.putLong(off + VALUE, value);
                 size++;
                 return NONE;
             }
-            if (table[2 * i] == hash && matcher.matches(v)) {
-                table[2 * i + 1] = value;
+            if (t.getLong(off) == hash && matcher.matches(v)) {
+                t.putLong(off + VALUE, value);
                 return v;
             }
         }
@@ -100,12 +134,15 @@ public final class LongHashIndex {
 
     /** Removes the key; returns its value or {@link #NONE}. */
     public long remove(long hash, KeyMatcher matcher) {
-        for (int i = slot(hash); ; i = (i + 1) & mask) {
-            long v = table[2 * i + 1];
+        OffHeapBuffer t = table;
+        int m = mask;
+        for (int i = slot(hash, m); ; i = (i + 1) & m) {
+            long off = (long) i << SLOT_SHIFT;
+            long v = t.getLong(off + VALUE);
             if (v == NONE) {
                 return NONE;
             }
-            if (table[2 * i] == hash && matcher.matches(v)) {
+            if (t.getLong(off) == hash && matcher.matches(v)) {
                 deleteSlot(i);
                 return v;
             }
@@ -114,64 +151,89 @@ public final class LongHashIndex {
 
     private void deleteSlot(int hole) {
         size--;
+        OffHeapBuffer t = table;
+        int m = mask;
         int i = hole;
         while (true) {
-            i = (i + 1) & mask;
-            if (table[2 * i + 1] == NONE) {
+            i = (i + 1) & m;
+            long off = (long) i << SLOT_SHIFT;
+            long v = t.getLong(off + VALUE);
+            if (v == NONE) {
                 break;
             }
-            int home = slot(table[2 * i]);
+            long h = t.getLong(off);
+            int home = slot(h, m);
             // Move entry i into the hole if the hole lies cyclically in [home, i).
             boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
             if (movable) {
-                table[2 * hole] = table[2 * i];
-                table[2 * hole + 1] = table[2 * i + 1];
+                long holeOff = (long) hole << SLOT_SHIFT;
+                t.putLong(holeOff, h);
+                t.putLong(holeOff + VALUE, v);
                 hole = i;
             }
         }
-        table[2 * hole + 1] = NONE;
-        table[2 * hole] = 0;
+        long holeOff = (long) hole << SLOT_SHIFT;
+        t.putLong(holeOff + VALUE, NONE);
+        t.putLong(holeOff, 0);
     }
 
+    /**
+     * Doubles the table. The new table is allocated before the old one is touched, so a refused
+     * reservation leaves the index as it was; both are held while rehashing.
+     */
     private void grow() {
-        long[] old = table;
-        int oldCapacity = old.length >>> 1;
+        OffHeapBuffer old = table;
+        int oldCapacity = mask + 1;
         int newCapacity = oldCapacity << 1;
         if (newCapacity <= 0 || newCapacity > (Integer.MAX_VALUE >>> 2)) {
             throw new MemoryBudgetExceededException("hash index growth", Long.MAX_VALUE, 0, 0);
         }
-        allocate(newCapacity);
-        budget.release((long) oldCapacity * SLOT_BYTES);
-        for (int j = 0; j < oldCapacity; j++) {
-            long v = old[2 * j + 1];
-            if (v != NONE) {
-                long h = old[2 * j];
-                int i = slot(h);
-                while (table[2 * i + 1] != NONE) {
-                    i = (i + 1) & mask;
+        OffHeapBuffer grown = newTable(newCapacity);
+        try {
+            int m = newCapacity - 1;
+            long end = old.capacity();
+            for (long off = 0; off < end; off += SLOT_BYTES) {
+                long v = old.getLong(off + VALUE);
+                if (v != NONE) {
+                    long h = old.getLong(off);
+                    int i = slot(h, m);
+                    while (grown.getLong(((long) i << SLOT_SHIFT) + VALUE) != NONE) {
+                        i = (i + 1) & m;
+                    }
+                    long to = (long) i << SLOT_SHIFT;
+                    grown.putLong(to, h);
+                    grown.putLong(to + VALUE, v);
                 }
-                table[2 * i] = h;
-                table[2 * i + 1] = v;
             }
+        } catch (RuntimeException | Error e) {
+            grown.close();
+            throw e;
         }
+        install(grown, newCapacity);
+        old.close();
     }
 
     /** Replaces every value by {@code f(value)}; used when compaction moves records. */
     public void replaceValues(LongUnaryOperator f) {
-        for (int i = 1; i < table.length; i += 2) {
-            if (table[i] != NONE) {
-                long n = f.applyAsLong(table[i]);
+        OffHeapBuffer t = table;
+        long end = t.capacity();
+        for (long off = VALUE; off < end; off += SLOT_BYTES) {
+            long v = t.getLong(off);
+            if (v != NONE) {
+                long n = f.applyAsLong(v);
                 if (n == NONE) {
                     throw new IllegalStateException("cannot map a value to NONE");
                 }
-                table[i] = n;
+                t.putLong(off, n);
             }
         }
     }
 
     public void forEachValue(LongConsumer consumer) {
-        for (int i = 1; i < table.length; i += 2) {
-            long v = table[i];
+        OffHeapBuffer t = table;
+        long end = t.capacity();
+        for (long off = VALUE; off < end; off += SLOT_BYTES) {
+            long v = t.getLong(off);
             if (v != NONE) {
                 consumer.accept(v);
             }
@@ -179,22 +241,27 @@ public final class LongHashIndex {
     }
 
     public void clear() {
-        for (int i = 0; i < table.length; i += 2) {
-            table[i] = 0;
-            table[i + 1] = NONE;
+        OffHeapBuffer t = table;
+        long end = t.capacity();
+        for (long off = 0; off < end; off += SLOT_BYTES) {
+            t.putLong(off, 0);
+            t.putLong(off + VALUE, NONE);
         }
         size = 0;
     }
 
-    /** Returns the array's memory to the budget. The index is unusable afterwards. */
+    /**
+     * Frees the table's native memory and returns it to the budget. Idempotent. The index is
+     * unusable afterwards.
+     */
     public void release() {
         if (table != null) {
-            budget.release(memoryBytes());
+            table.close();
             table = null;
         }
     }
 
-    private int slot(long hash) {
+    private static int slot(long hash, int mask) {
         return (int) Hashing.fmix(hash) & mask;
     }
 }

@@ -111,6 +111,9 @@ public final class PagedHashIndex implements AutoCloseable {
     /** Whether growth dropped a page of {@link #previous} that existed nowhere else. */
     private boolean droppedPrevious;
 
+    /** Whether the cache has ever been full: from then on accesses set reference bits. */
+    private boolean evicting;
+
     private int freeHead = -1;
     private int hand;
     private long size;
@@ -479,9 +482,11 @@ public final class PagedHashIndex implements AutoCloseable {
     private int frameFor(Table t, int page) {
         int state = t.state(page);
         if (state >= 0) {
-            long m = meta(state);
-            if ((m & REF) == 0) {
-                setMeta(state, m | REF);
+            if (evicting) {
+                long m = meta(state);
+                if ((m & REF) == 0) {
+                    setMeta(state, m | REF);
+                }
             }
             return state;
         }
@@ -540,8 +545,12 @@ public final class PagedHashIndex implements AutoCloseable {
         }
     }
 
-    /** Clock: a page referenced since the hand last passed gets a second chance. */
+    /**
+     * Clock: a page referenced since the hand last passed gets a second chance. Reference bits are
+     * kept only from the first eviction on: until then every page is cached and none is needed.
+     */
     private int evictOne() {
+        evicting = true;
         int n = frameCount();
         for (int sweep = 0; sweep < 3 * n; sweep++) {
             int f = hand;
