@@ -129,6 +129,12 @@ public final class Queries {
                 return q11Median(events, params);
             case Q12:
                 return q12(events, params);
+            case DEDUP:
+                return GeneralWorkloads.dedup(events);
+            case MAP_JOIN:
+                return GeneralWorkloads.mapJoin(events, params);
+            case TIMERS:
+                return GeneralWorkloads.timers(events, params);
             default:
                 throw new IllegalArgumentException("Unknown query " + query);
         }

@@ -1,10 +1,14 @@
 package io.flowkv.nexmark;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
-/** The eight window queries of the FlowKV paper, with the state pattern each one exercises. */
+/**
+ * The eight window queries of the FlowKV paper, with the state pattern each one exercises, and
+ * three workloads on general keyed state ({@link GeneralWorkloads}), with the state they use.
+ */
 public enum Query {
     Q5("q5", "RMW -> RMW"),
     Q5_APPEND("q5-append", "RMW -> AAR"),
@@ -13,7 +17,10 @@ public enum Query {
     Q8("q8", "AAR"),
     Q11("q11", "RMW"),
     Q11_MEDIAN("q11-median", "AUR"),
-    Q12("q12", "RMW");
+    Q12("q12", "RMW"),
+    DEDUP("dedup", "value state"),
+    MAP_JOIN("map-join", "map state + timers"),
+    TIMERS("timers", "timers + value state");
 
     private final String id;
     private final String pattern;
@@ -21,6 +28,16 @@ public enum Query {
     Query(String id, String pattern) {
         this.id = id;
         this.pattern = pattern;
+    }
+
+    /** The FlowKV paper's eight window queries, in paper order. */
+    public static List<Query> paperQueries() {
+        return Arrays.stream(values()).filter(Query::isPaperQuery).toList();
+    }
+
+    /** Whether this is one of the paper's window queries (else a general-state workload). */
+    public boolean isPaperQuery() {
+        return ordinal() <= Q12.ordinal();
     }
 
     /** Command-line name, e.g. {@code q7-session}. */

@@ -3,9 +3,12 @@ package io.flowkv.nexmark;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The queries' results computed with plain loops over the event list: no Flink, no windows API.
@@ -44,9 +47,79 @@ final class Reference {
                         });
             case Q12:
                 return q12(bids(events), params);
+            case DEDUP:
+                return dedup(bids(events));
+            case MAP_JOIN:
+                return mapJoin(events, params);
+            case TIMERS:
+                return timers(bids(events), params);
             default:
                 throw new IllegalArgumentException("Unknown query " + query);
         }
+    }
+
+    private static List<long[]> dedup(List<Bid> bids) {
+        Set<Long> seen = new HashSet<>();
+        List<long[]> out = new ArrayList<>();
+        for (Bid b : bids) {
+            long pair = GeneralWorkloads.pair(b.auction(), b.bidder());
+            if (seen.add(pair)) {
+                out.add(new long[] {pair, 0, 0, 0});
+            }
+        }
+        return out;
+    }
+
+    private static List<long[]> timers(List<Bid> bids, QueryParams params) {
+        long gap = params.gap().toMillis();
+        Map<Long, TreeSet<Long>> armed = new HashMap<>();
+        for (Bid b : bids) {
+            armed.computeIfAbsent(
+                            GeneralWorkloads.pair(b.auction(), b.bidder()), k -> new TreeSet<>())
+                    .add(b.dateTime() + gap);
+        }
+        List<long[]> out = new ArrayList<>();
+        armed.forEach(
+                (pair, times) -> {
+                    long n = 0;
+                    for (long t : times) {
+                        out.add(new long[] {pair, t, ++n, 0});
+                    }
+                });
+        return out;
+    }
+
+    private static List<long[]> mapJoin(List<Event> events, QueryParams params) {
+        long period = params.window().toMillis();
+        Map<Long, Auction> auctions = new HashMap<>();
+        // (auction, period end) -> (time, bidder) -> highest price
+        Map<List<Long>, Map<List<Long>, Long>> periods = new HashMap<>();
+        for (Event e : events) {
+            if (e instanceof Auction a) {
+                auctions.put(a.id(), a);
+            } else if (e instanceof Bid b) {
+                periods.computeIfAbsent(
+                                List.of(b.auction(), Queries.periodEnd(b.dateTime(), period)),
+                                k -> new HashMap<>())
+                        .merge(List.of(b.dateTime(), b.bidder()), b.price(), Math::max);
+            }
+        }
+        List<long[]> out = new ArrayList<>();
+        periods.forEach(
+                (id, bids) -> {
+                    long auction = id.get(0);
+                    long end = id.get(1);
+                    Auction a = auctions.get(auction);
+                    long forgetAt =
+                            a == null
+                                    ? Long.MIN_VALUE
+                                    : Queries.periodEnd(a.expires(), period) + period;
+                    long seller = end <= forgetAt ? a.seller() : 0;
+                    long highest =
+                            bids.values().stream().mapToLong(Long::longValue).max().orElse(0);
+                    out.add(new long[] {auction, end, bids.size(), highest * 1_000_003L + seller});
+                });
+        return out;
     }
 
     /** Order-independent fingerprint, as {@link Checksum} computes it in the job. */

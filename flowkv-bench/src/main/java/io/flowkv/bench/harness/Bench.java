@@ -47,7 +47,7 @@ public final class Bench {
             }
             return finish(o, all, err);
         }
-        MemoryBudget budget = MemoryBudget.forProcessSize(o.memory());
+        MemoryBudget budget = MemoryBudget.forProcessSize(o.memory(), o.managedMemory());
         err.println("bench: " + budget.describe());
 
         Map<String, List<RunSpec>> plans = new LinkedHashMap<>();

@@ -4,7 +4,6 @@ import io.flowkv.nexmark.Query;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -17,6 +16,7 @@ record BenchOptions(
         Set<String> modes,
         String scale,
         String memory,
+        String managedMemory,
         int reps,
         List<Query> queries,
         List<String> backends,
@@ -61,6 +61,9 @@ record BenchOptions(
                     "  --scale small|large     state sizes (default small; large: the append"
                             + " queries hold --state-factor x managed memory)",
                     "  --memory 2g             TaskManager process size of every run",
+                    "  --managed-memory 64m    managed memory (the state backends' budget) within"
+                            + " it; default: Flink's",
+                    "                          fraction; the heap gets the rest, as in Flink",
                     "  --reps N                repetitions (default 3 at large, 2 at small)",
                     "  --queries q7,q8,...     queries (default all eight; narrows the other"
                             + " modes' own query lists too)",
@@ -95,8 +98,9 @@ record BenchOptions(
         Set<String> modes = new LinkedHashSet<>();
         String scale = "small";
         String memory = "2g";
+        String managedMemory = null;
         int reps = -1;
-        List<Query> queries = Arrays.asList(Query.values());
+        List<Query> queries = Query.paperQueries();
         List<String> backends = RunSpec.BACKENDS;
         long events = 0;
         double stateFactor = 4;
@@ -139,6 +143,7 @@ record BenchOptions(
                     switch (a) {
                         case "--scale" -> scale = v.toLowerCase(Locale.ROOT);
                         case "--memory" -> memory = v;
+                        case "--managed-memory" -> managedMemory = v;
                         case "--reps" -> reps = positiveInt(a, v);
                         case "--queries" -> queries = queries(v);
                         case "--backends" -> backends = backends(v);
@@ -191,6 +196,7 @@ record BenchOptions(
                 modes,
                 scale,
                 memory,
+                managedMemory,
                 reps,
                 List.copyOf(queries),
                 List.copyOf(backends),

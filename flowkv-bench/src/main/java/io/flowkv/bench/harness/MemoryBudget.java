@@ -34,6 +34,14 @@ record MemoryBudget(
     static final long JOB_MANAGER_HEAP_ALLOWANCE = 128L << 20;
 
     static MemoryBudget forProcessSize(String processSize) {
+        return forProcessSize(processSize, null);
+    }
+
+    /**
+     * As Flink splits {@code processSize}, with managed memory set to {@code managedSize} when it
+     * is not null ({@code taskmanager.memory.managed.size}: the task heap takes the difference).
+     */
+    static MemoryBudget forProcessSize(String processSize, String managedSize) {
         MemorySize size;
         try {
             size = MemorySize.parse(processSize);
@@ -49,6 +57,23 @@ record MemoryBudget(
         }
         Configuration conf = new Configuration();
         conf.set(TaskManagerOptions.TOTAL_PROCESS_MEMORY, size);
+        if (managedSize != null) {
+            MemorySize managed;
+            try {
+                managed = MemorySize.parse(managedSize);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(
+                        "--managed-memory: cannot parse '" + managedSize + "' as a memory size", e);
+            }
+            if (managed.getBytes() < (16L << 20) || managed.getBytes() >= size.getBytes() / 2) {
+                throw new IllegalArgumentException(
+                        "--managed-memory must be at least 16m and below half of --memory ("
+                                + processSize
+                                + "), got "
+                                + managedSize);
+            }
+            conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, managed);
+        }
         TaskExecutorProcessSpec spec = TaskExecutorProcessUtils.processSpecFromConfig(conf);
         return new MemoryBudget(
                 size.getBytes(),

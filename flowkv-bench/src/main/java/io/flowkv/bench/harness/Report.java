@@ -133,10 +133,21 @@ final class Report {
                 .append(m.get("jfr"))
                 .append(".\n\n");
 
-        List<Row> throughput = inPlanOrder(of(rows, "throughput"));
+        List<Row> all = inPlanOrder(of(rows, "throughput"));
+        List<Row> throughput = all.stream().filter(Summary::isPaperQuery).toList();
+        List<Row> general = all.stream().filter(r -> !Summary.isPaperQuery(r)).toList();
         if (!throughput.isEmpty()) {
-            throughputSection(md, csvDir, throughput);
-            cpuSection(md, csvDir, throughput);
+            throughputSection(md, csvDir, throughput, "Throughput (Figure 8)", "throughput");
+            cpuSection(md, csvDir, throughput, "cpu");
+        }
+        if (!general.isEmpty()) {
+            throughputSection(
+                    md,
+                    csvDir,
+                    general,
+                    "General keyed state: dedup, map-join, timers (not in the paper geomean)",
+                    "general");
+            cpuSection(md, csvDir, general, "general-cpu");
         }
         List<Row> sweeps =
                 rows.stream()
@@ -214,9 +225,10 @@ final class Report {
                 .orElse("—");
     }
 
-    private static void throughputSection(StringBuilder md, Path csvDir, List<Row> rows)
+    private static void throughputSection(
+            StringBuilder md, Path csvDir, List<Row> rows, String title, String chart)
             throws IOException {
-        md.append("## Throughput (Figure 8)\n\n");
+        md.append("## ").append(title).append("\n\n");
         Map<String, Map<String, List<Row>>> byQuery = new LinkedHashMap<>();
         List<String> backends = new ArrayList<>();
         for (Row r : rows) {
@@ -307,18 +319,21 @@ final class Report {
             md.append('\n');
         }
         Charts.groupedBars(
-                csvDir.resolve("throughput.png"),
+                csvDir.resolve(chart + ".png"),
                 "Throughput per query (median, whiskers min–max; crossed = failed)",
                 "events/s",
                 queries,
                 backends,
                 bars);
-        md.append("\n![throughput](nexmark/throughput.png)\n\n");
+        md.append("\n![").append(chart).append("](nexmark/").append(chart).append(".png)\n\n");
     }
 
-    private static void cpuSection(StringBuilder md, Path csvDir, List<Row> rows)
+    private static void cpuSection(StringBuilder md, Path csvDir, List<Row> rows, String chart)
             throws IOException {
-        md.append("## Where the time goes (Figure 10)\n\n");
+        md.append(
+                chart.equals("cpu")
+                        ? "## Where the time goes (Figure 10)\n\n"
+                        : "### Where the time goes\n\n");
         md.append(
                 "Per query and backend, medians over the successful repetitions: CPU seconds of the"
                         + " child JVM per million events (user + system, while the job ran), the"
@@ -393,13 +408,13 @@ final class Report {
             }
         }
         Charts.stackedBars(
-                csvDir.resolve("cpu.png"),
+                csvDir.resolve(chart + ".png"),
                 "CPU seconds per million events, by JFR sample group",
                 "CPU s / M events",
                 categories,
                 List.of("state access", "serialization", "rest"),
                 byPart);
-        md.append("\n![cpu](nexmark/cpu.png)\n\n");
+        md.append("\n![").append(chart).append("](nexmark/").append(chart).append(".png)\n\n");
     }
 
     private static void sweepSection(StringBuilder md, Path csvDir, List<Row> rows)

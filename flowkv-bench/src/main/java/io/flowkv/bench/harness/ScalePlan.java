@@ -114,6 +114,16 @@ final class ScalePlan {
                         slideMs = 10_000;
                         events = 6_000_000;
                     }
+                    // General-state workloads, sized for their keys, not for --state-factor.
+                    case DEDUP -> events = 175_000_000; // about 50M (auction, bidder) pairs
+                    case MAP_JOIN -> {
+                        windowMs = 720_000; // hot auctions buffer 10k+ bids per period
+                        events = 144_000_000;
+                    }
+                    case TIMERS -> {
+                        gapMs = 450_000; // about 40M timers armed at once
+                        events = 90_000_000;
+                    }
                     default -> events = 10_000_000;
                 }
                 if (eventsOverride > 0) {
@@ -153,6 +163,9 @@ final class ScalePlan {
 
     static final long DAY_SECONDS = 86_400;
 
+    /** Distinct (auction, bidder) pairs per event (measured: 2.94M pairs in 10M events). */
+    static final double PAIRS_PER_EVENT = 0.29;
+
     /** The estimated peak window state in bytes; see the class comment. */
     static long estimate(Query q, long events, long rate, long windowMs, long slideMs, long gapMs) {
         double inWindow = Math.min(events, (double) windowMs * rate / 1000);
@@ -170,6 +183,9 @@ final class ScalePlan {
                     }
                     case Q11 -> (inGap / 50 + ACTIVE_PEOPLE) * 32;
                     case Q12 -> ((double) events / 50 + ACTIVE_PEOPLE) * 40;
+                    case DEDUP -> events * PAIRS_PER_EVENT * 40;
+                    case MAP_JOIN -> inWindow * BID_SHARE * 56;
+                    case TIMERS -> inGap * BID_SHARE * 64 + events * PAIRS_PER_EVENT * 40;
                 };
         return (long) bytes;
     }

@@ -149,7 +149,9 @@ final class Summary {
 
     /** The harness's last stdout line. */
     static String finalLine(List<Row> rows, boolean checksumsEqual) {
-        Map<String, Map<String, Cell>> cells = cells(rows, "throughput");
+        // The paper's queries only: the general-state workloads have their own table.
+        Map<String, Map<String, Cell>> cells =
+                cells(rows.stream().filter(Summary::isPaperQuery).toList(), "throughput");
         Map<String, Double> vsRocks = ratios(cells, "rocksdb");
         Map<String, Double> vsForst = ratios(cells, "forst");
         List<Double> r = new ArrayList<>(vsRocks.values());
@@ -163,6 +165,10 @@ final class Summary {
                 f.isEmpty() ? "n/a" : ratio(Stats.geomean(f)),
                 vsRocks.size(),
                 checksumsEqual);
+    }
+
+    static boolean isPaperQuery(Row r) {
+        return io.flowkv.nexmark.Query.of(r.get(Column.QUERY)).isPaperQuery();
     }
 
     static String ratio(double v) {

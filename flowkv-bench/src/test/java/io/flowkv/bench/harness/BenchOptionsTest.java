@@ -18,7 +18,7 @@ class BenchOptionsTest {
         assertThat(o.modes()).containsExactly("throughput");
         assertThat(o.scale()).isEqualTo("small");
         assertThat(o.reps()).isEqualTo(2);
-        assertThat(o.queries()).containsExactly(Query.values());
+        assertThat(o.queries()).containsExactlyElementsOf(Query.paperQueries());
         assertThat(o.backends()).containsExactly("flowkv", "rocksdb", "forst", "hashmap");
         assertThat(o.out()).isEqualTo(Path.of("docs", "benchmarks"));
         assertThat(o.jfr()).isTrue();

@@ -47,6 +47,17 @@ class MemoryBudgetTest {
     }
 
     @Test
+    void shouldSetManagedMemoryAndGiveTheRestToTheHeap() {
+        MemoryBudget derived = MemoryBudget.forProcessSize("2g");
+        MemoryBudget cut = MemoryBudget.forProcessSize("2g", "64m");
+        assertThat(cut.managedBytes()).isEqualTo(64L << 20);
+        assertThat(cut.taskHeapBytes())
+                .isEqualTo(derived.taskHeapBytes() + derived.managedBytes() - (64L << 20));
+        assertThatThrownBy(() -> MemoryBudget.forProcessSize("2g", "1g"))
+                .hasMessageContaining("--managed-memory");
+    }
+
+    @Test
     void shouldRejectBadSizes() {
         assertThatThrownBy(() -> MemoryBudget.forProcessSize("lots"))
                 .hasMessageContaining("--memory")

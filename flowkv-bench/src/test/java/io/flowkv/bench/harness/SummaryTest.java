@@ -88,6 +88,9 @@ class SummaryTest {
         // q11: rocksdb failed -> no ratio
         rows.add(run("throughput", "q11", "flowkv", 1, Row.OK, 150, "c"));
         rows.add(run("throughput", "q11", "rocksdb", 1, "failed: exit 1", 0, ""));
+        // dedup: a general-state workload, reported apart and not in the geomean
+        rows.add(run("throughput", "dedup", "flowkv", 1, Row.OK, 900, "d"));
+        rows.add(run("throughput", "dedup", "rocksdb", 1, Row.OK, 100, "d"));
 
         assertThat(Summary.checksumMismatches(rows)).isEmpty();
         assertThat(Summary.finalLine(rows, true))
