@@ -11,6 +11,7 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongConsumer;
 import java.util.function.LongUnaryOperator;
@@ -86,6 +87,7 @@ public final class PagedHashIndex implements AutoCloseable {
     private static final long REF = 1L << 33;
     private static final long DIRTY = 1L << 34;
     private static final long WAS_EMPTY = 1L << 35;
+    private static final long PINNED = 1L << 36;
     private static final long FREE = 1L << 62;
 
     private final MemoryBudget budget;
@@ -120,6 +122,11 @@ public final class PagedHashIndex implements AutoCloseable {
     private long resizeAt;
     private int generation;
     private String failure;
+
+    /** Frames a deletion's shift must not lose (see {@link #deleteSlot}). */
+    private int[] pins = new int[4];
+
+    private int pinCount;
 
     private long pageReads;
     private long pageWrites;
@@ -268,8 +275,49 @@ public final class PagedHashIndex implements AutoCloseable {
         }
     }
 
-    /** Backward-shift deletion: no tombstones, probes stay short. */
+    /**
+     * Backward-shift deletion: no tombstones, probes stay short. A shift rewrites several slots, so
+     * it is done in two phases: first every page of the cluster is made resident and pinned (any
+     * I/O happens here, before anything changes), then the slots are moved in memory. A cluster
+     * longer than the cache can pin is shifted unpinned; a failure in its middle makes the index
+     * unusable rather than leave an entry twice.
+     */
     private void deleteSlot(Table t, long hole) {
+        try {
+            pinCluster(t, hole);
+            try {
+                shift(t, hole);
+            } catch (RuntimeException e) {
+                failure = "a deletion failed half way through its shift: " + e;
+                throw e;
+            }
+        } finally {
+            unpinAll();
+        }
+    }
+
+    private void pinCluster(Table t, long hole) {
+        int limit = frameCount() - 1;
+        long i = hole;
+        int lastPage = -1;
+        while (true) {
+            int p = page(i);
+            int frame = frameFor(t, p);
+            if (p != lastPage) {
+                if (pinCount == limit) {
+                    return;
+                }
+                pin(frame);
+                lastPage = p;
+            }
+            if (i != hole && chunk(frame).getLong(slotAddress(frame, i) + 8) == NONE) {
+                return;
+            }
+            i = t.next(i);
+        }
+    }
+
+    private void shift(Table t, long hole) {
         long i = hole;
         while (true) {
             i = t.next(i);
@@ -291,6 +339,26 @@ public final class PagedHashIndex implements AutoCloseable {
         writeSlot(t, hole, 0, NONE);
     }
 
+    private void pin(int frame) {
+        long m = meta(frame);
+        if ((m & PINNED) != 0) {
+            return;
+        }
+        setMeta(frame, m | PINNED);
+        if (pinCount == pins.length) {
+            pins = Arrays.copyOf(pins, pinCount * 2);
+        }
+        pins[pinCount++] = frame;
+    }
+
+    private void unpinAll() {
+        for (int k = 0; k < pinCount; k++) {
+            int f = pins[k];
+            setMeta(f, meta(f) & ~PINNED);
+        }
+        pinCount = 0;
+    }
+
     private void writeSlot(Table t, long slot, long hash, long value) {
         int frame = frameFor(t, page(slot));
         long at = slotAddress(frame, slot);
@@ -300,9 +368,22 @@ public final class PagedHashIndex implements AutoCloseable {
         markDirty(frame);
     }
 
-    /** Replaces every value by {@code f(value)}, page by page; {@code f} must not return NONE. */
+    /**
+     * Replaces every value by {@code f(value)}, page by page; {@code f} must not return NONE. If an
+     * I/O failure stops it part way, the index refuses every later call.
+     */
     public void replaceValues(LongUnaryOperator f) {
         checkUsable();
+        try {
+            replaceAll(f);
+        } catch (RuntimeException e) {
+            // Some pages are mapped and others not, and a caller cannot tell which.
+            failure = "replaceValues failed part way: " + e;
+            throw e;
+        }
+    }
+
+    private void replaceAll(LongUnaryOperator f) {
         Table t = table;
         for (int p = 0; p < t.pages; p++) {
             if (t.state(p) == EMPTY) {
@@ -556,7 +637,7 @@ public final class PagedHashIndex implements AutoCloseable {
             int f = hand;
             hand = hand + 1 == n ? 0 : hand + 1;
             long m = meta(f);
-            if ((m & FREE) != 0) {
+            if ((m & (FREE | PINNED)) != 0) {
                 continue;
             }
             boolean consumedPrevious =
