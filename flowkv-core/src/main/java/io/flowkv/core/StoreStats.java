@@ -20,6 +20,9 @@ public final class StoreStats {
     long partitionsStreamed;
     long indexPageReads;
     long indexPageWrites;
+    long indexScans;
+    long indexBytesScanned;
+    long chainReads;
 
     public void addAppended(long bytes) {
         bytesAppended += bytes;
@@ -74,6 +77,29 @@ public final class StoreStats {
      */
     public void addPartitionStreamed() {
         partitionsStreamed++;
+    }
+
+    /** An index log was read from start to end, {@code bytes} of frame payload (AUR). */
+    public void addIndexScan(long bytes) {
+        indexScans++;
+        indexBytesScanned += bytes;
+    }
+
+    /** A read missed the prefetch buffer and followed its window's frame chain (AUR). */
+    public void addChainRead() {
+        chainReads++;
+    }
+
+    public long indexScans() {
+        return indexScans;
+    }
+
+    public long indexBytesScanned() {
+        return indexBytesScanned;
+    }
+
+    public long chainReads() {
+        return chainReads;
     }
 
     public long bytesAppended() {
@@ -184,6 +210,10 @@ public final class StoreStats {
                 + indexPageReads
                 + ", indexPageWrites="
                 + indexPageWrites
+                + ", indexScans="
+                + indexScans
+                + ", chainReads="
+                + chainReads
                 + "}";
     }
 }

@@ -11,6 +11,8 @@ import org.apache.flink.api.java.tuple.Tuple4;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.util.Collector;
 
 import java.util.Iterator;
@@ -31,6 +33,11 @@ import java.util.Map;
  *   <li>{@code timers}: every bid arms an event-time timer per (auction, bidder) pair {@code gap}
  *       after its time; each firing emits the pair, the time and how many of the pair's timers have
  *       fired so far (a {@code ValueState} per pair).
+ *   <li>{@code count}: bids per auction in count windows of {@link #COUNT_WINDOW} ({@code
+ *       countWindow} with a process function: the AUR store, global windows without a trigger
+ *       time). Which bids share a window depends on arrival order, so each firing emits only what
+ *       does not: the auction and how many elements the window held (always {@link #COUNT_WINDOW};
+ *       a backend losing or repeating an element changes it).
  * </ul>
  */
 final class GeneralWorkloads {
@@ -86,6 +93,19 @@ final class GeneralWorkloads {
                 .process(new ArmTimers(params.gap().toMillis()), Queries.Output.TYPE)
                 .uid("timers")
                 .name("timers");
+    }
+
+    /** Elements per count window of the {@code count} workload. */
+    static final int COUNT_WINDOW = 20;
+
+    /** Output {@code (auction, elements in the window, 0, 0)} per firing. */
+    static DataStream<Tuple4<Long, Long, Long, Long>> count(DataStream<Event> events) {
+        return bids(events)
+                .keyBy(Bid::auction, Types.LONG)
+                .countWindow(COUNT_WINDOW)
+                .process(new CountFired(), Queries.Output.TYPE)
+                .uid("count")
+                .name("count");
     }
 
     private static DataStream<Bid> bids(DataStream<Event> events) {
@@ -225,6 +245,24 @@ final class GeneralWorkloads {
             long now = before == null ? 1 : before + 1;
             fired.update(now);
             out.collect(Tuple4.of(ctx.getCurrentKey(), time, now, 0L));
+        }
+    }
+
+    static final class CountFired
+            extends ProcessWindowFunction<Bid, Tuple4<Long, Long, Long, Long>, Long, GlobalWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(
+                Long auction,
+                Context context,
+                Iterable<Bid> bids,
+                Collector<Tuple4<Long, Long, Long, Long>> out) {
+            long n = 0;
+            for (Bid ignored : bids) {
+                n++;
+            }
+            out.collect(Tuple4.of(auction, n, 0L, 0L));
         }
     }
 }

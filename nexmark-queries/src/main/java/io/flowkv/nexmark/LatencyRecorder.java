@@ -39,7 +39,7 @@ public final class LatencyRecorder
         return switch (q) {
             case Q7, Q7_SESSION, Q11, Q11_MEDIAN -> 1;
             case Q5, Q5_APPEND -> 0;
-            case Q8, Q12, DEDUP, MAP_JOIN, TIMERS -> -1;
+            case Q8, Q12, DEDUP, MAP_JOIN, TIMERS, COUNT -> -1;
         };
     }
 

@@ -135,6 +135,8 @@ public final class Queries {
                 return GeneralWorkloads.mapJoin(events, params);
             case TIMERS:
                 return GeneralWorkloads.timers(events, params);
+            case COUNT:
+                return GeneralWorkloads.count(events);
             default:
                 throw new IllegalArgumentException("Unknown query " + query);
         }

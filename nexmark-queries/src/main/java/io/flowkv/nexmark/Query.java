@@ -6,8 +6,8 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * The eight window queries of the FlowKV paper, with the state pattern each one exercises, and
- * three workloads on general keyed state ({@link GeneralWorkloads}), with the state they use.
+ * The eight window queries of the FlowKV paper, with the state pattern each one exercises, and four
+ * workloads beyond them ({@link GeneralWorkloads}), with the state they use.
  */
 public enum Query {
     Q5("q5", "RMW -> RMW"),
@@ -20,7 +20,8 @@ public enum Query {
     Q12("q12", "RMW"),
     DEDUP("dedup", "value state"),
     MAP_JOIN("map-join", "map state + timers"),
-    TIMERS("timers", "timers + value state");
+    TIMERS("timers", "timers + value state"),
+    COUNT("count", "AUR, count windows");
 
     private final String id;
     private final String pattern;

@@ -53,9 +53,23 @@ final class Reference {
                 return mapJoin(events, params);
             case TIMERS:
                 return timers(bids(events), params);
+            case COUNT:
+                return count(bids(events));
             default:
                 throw new IllegalArgumentException("Unknown query " + query);
         }
+    }
+
+    private static List<long[]> count(List<Bid> bids) {
+        Map<Long, Long> seen = new HashMap<>();
+        List<long[]> out = new ArrayList<>();
+        for (Bid b : bids) {
+            long n = seen.merge(b.auction(), 1L, Long::sum);
+            if (n % GeneralWorkloads.COUNT_WINDOW == 0) {
+                out.add(new long[] {b.auction(), GeneralWorkloads.COUNT_WINDOW, 0, 0});
+            }
+        }
+        return out;
     }
 
     private static List<long[]> dedup(List<Bid> bids) {

@@ -145,7 +145,7 @@ final class Report {
                     md,
                     csvDir,
                     general,
-                    "General keyed state: dedup, map-join, timers (not in the paper geomean)",
+                    "Beyond the paper: dedup, map-join, timers, count windows (not in the paper geomean)",
                     "general");
             cpuSection(md, csvDir, general, "general-cpu");
         }

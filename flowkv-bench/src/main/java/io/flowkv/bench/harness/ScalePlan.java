@@ -124,6 +124,7 @@ final class ScalePlan {
                         gapMs = 450_000; // about 40M timers armed at once
                         events = 90_000_000;
                     }
+                    case COUNT -> events = 40_000_000;
                     default -> events = 10_000_000;
                 }
                 if (eventsOverride > 0) {
@@ -163,6 +164,9 @@ final class ScalePlan {
 
     static final long DAY_SECONDS = 86_400;
 
+    /** Elements per count window of the {@code count} workload (GeneralWorkloads.COUNT_WINDOW). */
+    static final int COUNT_WINDOW = 20;
+
     /** Distinct (auction, bidder) pairs per event (measured: 2.94M pairs in 10M events). */
     static final double PAIRS_PER_EVENT = 0.29;
 
@@ -186,6 +190,12 @@ final class ScalePlan {
                     case DEDUP -> events * PAIRS_PER_EVENT * 40;
                     case MAP_JOIN -> inWindow * BID_SHARE * 56;
                     case TIMERS -> inGap * BID_SHARE * 64 + events * PAIRS_PER_EVENT * 40;
+                    // Bids of windows not yet full: on average half a window per auction.
+                    case COUNT ->
+                            Math.min(
+                                            events * BID_SHARE,
+                                            events * AUCTIONS_PER_EVENT * COUNT_WINDOW / 2.0)
+                                    * BID_BYTES;
                 };
         return (long) bytes;
     }

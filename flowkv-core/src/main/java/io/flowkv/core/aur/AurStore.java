@@ -95,6 +95,8 @@ public final class AurStore implements AutoCloseable {
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
     private static final long ENTRY_OVERHEAD = WindowStatTable.ARRAY_OVERHEAD;
+    private static final long CHAIN_COPY_SLACK = 64 * 1024;
+    private static final long ENTRY_BYTES = Integer.BYTES + Long.BYTES + Integer.BYTES;
 
     private final AurStoreOptions options;
     private final MemoryBudget budget;
@@ -107,6 +109,12 @@ public final class AurStore implements AutoCloseable {
     private final long writeBufferLimit;
     private final double compactionThreshold;
     private final IndexEntryDescriptor entry = new IndexEntryDescriptor();
+
+    /** Each window's flushed frames, for reads that have nothing to prefetch beside them. */
+    private FrameChains chains;
+
+    /** Chain records reachable from a window; the rest belong to removed windows. */
+    private long liveChainRecords;
 
     private final List<LogSegment> dataSegments = new ArrayList<>();
     private final List<LogSegment> indexSegments = new ArrayList<>();
@@ -130,12 +138,18 @@ public final class AurStore implements AutoCloseable {
     private int[] dirty = new int[0];
     private int dirtyCount;
     private long[] flushLength = new long[0];
+    private long[] flushPosition = new long[0];
     private long[] heapKey = new long[0];
     private int[] heapId = new int[0];
     private int[] entryId = new int[0];
     private long[] entryPosition = new long[0];
     private int[] entryLength = new int[0];
     private int entryCount;
+
+    /** The window a read is for, and how many predicted ones ride along ({@code heapId[0..n)}). */
+    private int requestedId = NO_ID;
+
+    private int betCount;
     private long workReserved;
     private byte[] scratch = new byte[0];
 
@@ -164,6 +178,7 @@ public final class AurStore implements AutoCloseable {
         this.table = new WindowStatTable(budget, 64);
         int chunk = (int) Math.min(64 * 1024, Math.max(1024, writeBufferLimit / 4));
         this.writeBuffer = new OffHeapArena(budget, chunk);
+        this.chains = new FrameChains(budget);
         IoBuffer data = null;
         try {
             data = IoBuffer.allocate(budget, DATA_STAGING, "AUR data log staging");
@@ -172,6 +187,7 @@ public final class AurStore implements AutoCloseable {
             if (data != null) {
                 data.close();
             }
+            chains.close();
             table.release();
             throw e;
         }
@@ -223,6 +239,7 @@ public final class AurStore implements AutoCloseable {
     public void append(byte[] key, byte[] window, byte[] value, long timestamp) throws IOException {
         checkOpen();
         int length = value.length;
+        ensureDirtyRoom();
         long record = allocateRecord(RECORD_HEADER + length);
         int id = table.find(key, window);
         if (id == NO_ID) {
@@ -281,6 +298,7 @@ public final class AurStore implements AutoCloseable {
         }
         evictPrefetched(id);
         removeDirty(id);
+        liveChainRecords -= chainLength(id);
         long disk = table.diskBytes[id];
         liveBytes -= disk;
         deadBytes += disk;
@@ -315,10 +333,34 @@ public final class AurStore implements AutoCloseable {
         return record;
     }
 
-    private void addDirty(int id) {
-        if (dirtyCount == dirty.length) {
-            dirty = grow(dirty, dirtyCount + 1);
+    /**
+     * Makes room in the dirty-window list (and the flush arrays that go with it) for one more
+     * window before an append writes anything. A full budget gives up prefetched bets first, then
+     * flushes, which empties the list.
+     */
+    private void ensureDirtyRoom() throws IOException {
+        if (dirtyCount < dirty.length) {
+            return;
         }
+        int capacity = Math.max(16, dirty.length * 2);
+        long bytes = (long) (capacity - dirty.length) * (Integer.BYTES + 2 * Long.BYTES);
+        if (!budget.tryReserve(bytes)) {
+            evictAllPrefetched();
+            if (!budget.tryReserve(bytes)) {
+                if (dirtyCount > 0) {
+                    flush();
+                    return;
+                }
+                budget.reserve(bytes, "AUR dirty-window list");
+            }
+        }
+        workReserved += bytes;
+        dirty = Arrays.copyOf(dirty, capacity);
+        flushLength = Arrays.copyOf(flushLength, capacity);
+        flushPosition = Arrays.copyOf(flushPosition, capacity);
+    }
+
+    private void addDirty(int id) {
         table.dirtySlot[id] = dirtyCount;
         dirty[dirtyCount++] = id;
     }
@@ -347,7 +389,6 @@ public final class AurStore implements AutoCloseable {
             return;
         }
         prepareWriters();
-        flushLength = grow(flushLength, dirtyCount);
         long flushed = 0;
         try {
             long indexFrame = indexWriter.beginFrame();
@@ -386,6 +427,7 @@ public final class AurStore implements AutoCloseable {
                     indexFrame = indexWriter.beginFrame();
                 }
                 flushLength[i] = frameLength;
+                flushPosition[i] = Positions.pack(activeData.id, frameAt);
                 flushed += frameLength;
             }
             indexWriter.endFrame();
@@ -398,6 +440,7 @@ public final class AurStore implements AutoCloseable {
         for (int i = 0; i < dirtyCount; i++) {
             int id = dirty[i];
             table.diskBytes[id] += flushLength[i];
+            extendChain(id, flushPosition[i], (int) flushLength[i]);
             if (table.prefetched[id] != null) {
                 // The prefetched copy lacks the frame just written.
                 extendPrefetched(id);
@@ -415,6 +458,7 @@ public final class AurStore implements AutoCloseable {
         liveBytes += flushed;
         stats.addFlushed(flushed);
         publishSpace();
+        copyChainsIfMostlyDead();
         if (shouldCompactWithoutRead()) {
             // Compaction normally rides on a miss's index scan; a store whose windows are
             // removed without being read must not grow without bound either.
@@ -574,19 +618,38 @@ public final class AurStore implements AutoCloseable {
         return any;
     }
 
-    /** A miss: one index scan loads the requested window and the predicted ones. */
+    /**
+     * A miss. With other windows to bet on, one index scan loads the requested window and the
+     * predicted ones; with none, the window's frame chain is read, and no scan runs.
+     */
     private boolean batchRead(int requested, ValueConsumer consumer) throws IOException {
+        long stamp = ++batchStamp;
+        boolean cacheRequested = planBatch(requested, stamp);
+        entryCount = 0;
+        boolean compact = shouldCompact();
+        if (betCount == 0 && !compact && table.frameHead[requested] >= 0) {
+            // The chain says where the window's frames are: O(its frames), whatever the store
+            // holds.
+            stats.addChainRead();
+            prepareReadBuffer();
+            collectChain(requested);
+            return load(requested, cacheRequested, stamp, consumer);
+        }
         reserveScanBuffer();
         try {
             prepareReadBuffer();
-            return batchReadReserved(requested, consumer);
+            scanIndex(compact, stamp);
+            return load(requested, cacheRequested, stamp, consumer);
         } finally {
             releaseScanBuffer();
         }
     }
 
-    private boolean batchReadReserved(int requested, ValueConsumer consumer) throws IOException {
-        long stamp = ++batchStamp;
+    /**
+     * Marks the requested window and the predicted ones that fit the prefetch buffer with {@code
+     * stamp}; returns whether the requested window's values should be kept in it too.
+     */
+    private boolean planBatch(int requested, long stamp) {
         evictServedPrefetched();
         long limit = options.prefetchBufferLimit();
         long need = table.diskBytes[requested] + ENTRY_OVERHEAD;
@@ -596,7 +659,9 @@ public final class AurStore implements AutoCloseable {
         boolean cacheRequested = need <= limit - prefetchUsed;
         long room = limit - prefetchUsed - (cacheRequested ? need : 0);
         table.mark[requested] = stamp;
+        requestedId = requested;
         int predicted = selectPredicted(requested);
+        int bets = 0;
         for (int i = 0; i < predicted; i++) {
             int id = heapId[i];
             long bytes = table.diskBytes[id] + ENTRY_OVERHEAD;
@@ -606,10 +671,10 @@ public final class AurStore implements AutoCloseable {
             }
             room -= bytes;
             table.mark[id] = stamp;
+            bets++;
         }
-        entryCount = 0;
-        scanIndex(shouldCompact(), stamp);
-        return load(requested, cacheRequested, stamp, consumer);
+        betCount = bets;
+        return cacheRequested;
     }
 
     /**
@@ -630,6 +695,9 @@ public final class AurStore implements AutoCloseable {
         } catch (MemoryBudgetExceededException e) {
             // A full budget shrinks the bet, as a full prefetch buffer does: predict fewer.
             n = Math.min(n, Math.min(heapKey.length, heapId.length));
+        }
+        if (n == 0) {
+            return 0;
         }
         long now = readClock;
         int size = 0;
@@ -967,7 +1035,11 @@ public final class AurStore implements AutoCloseable {
             forEachLiveIndexEntry(
                     entry,
                     id -> {
-                        long position = moving != null ? moving.move(entry) : entry.position;
+                        long position = entry.position;
+                        if (moving != null) {
+                            position = moving.move(entry);
+                            moving.chain(id, position, entry.frameLength);
+                        }
                         if (table.mark[id] == stamp) {
                             collect(id, position, entry.frameLength);
                         }
@@ -986,6 +1058,93 @@ public final class AurStore implements AutoCloseable {
         }
     }
 
+    // ---------------------------------------------------------------- frame chains
+
+    private void extendChain(int id, long position, int length) {
+        long head = table.frameHead[id];
+        if (head == WindowStatTable.BROKEN_CHAIN) {
+            return;
+        }
+        long r = chains.append(head, position, length);
+        if (r == OffHeapArena.NO_SPACE) {
+            // The budget is full: this window is read by an index scan until the next compaction.
+            liveChainRecords -= chainLength(id);
+            table.frameHead[id] = WindowStatTable.BROKEN_CHAIN;
+        } else {
+            table.frameHead[id] = r;
+            liveChainRecords++;
+        }
+    }
+
+    private long chainLength(int id) {
+        long n = 0;
+        for (long r = table.frameHead[id]; r >= 0; r = chains.previous(r)) {
+            n++;
+        }
+        return n;
+    }
+
+    /** Collects the window's frames, oldest first, as an index scan would have. */
+    private void collectChain(int id) {
+        int end = entryCount + (int) chainLength(id);
+        growEntries(end, true);
+        int k = end;
+        for (long r = table.frameHead[id]; r >= 0; r = chains.previous(r)) {
+            k--;
+            entryId[k] = id;
+            entryPosition[k] = chains.position(r);
+            entryLength[k] = chains.length(r);
+        }
+        entryCount = end;
+    }
+
+    /** Removed windows leave their records behind: copy the live ones once they are outnumbered. */
+    private void copyChainsIfMostlyDead() {
+        if (chains.records() <= 2 * liveChainRecords + CHAIN_COPY_SLACK) {
+            return;
+        }
+        FrameChains copy = new FrameChains(budget);
+        long kept = 0;
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (!table.inUse(id)) {
+                continue;
+            }
+            long head = table.frameHead[id];
+            if (head < 0) {
+                table.rebuiltHead[id] = head;
+                continue;
+            }
+            entryCount = 0;
+            collectChain(id);
+            long previous = FrameChains.END;
+            for (int k = 0; k < entryCount; k++) {
+                previous = copy.append(previous, entryPosition[k], entryLength[k]);
+                if (previous == OffHeapArena.NO_SPACE) {
+                    previous = WindowStatTable.BROKEN_CHAIN;
+                    break;
+                }
+            }
+            table.rebuiltHead[id] = previous;
+        }
+        entryCount = 0;
+        installChains(copy);
+    }
+
+    /** Makes {@code rebuilt}, whose heads are in {@code rebuiltHead}, the store's chains. */
+    private void installChains(FrameChains rebuilt) {
+        chains.close();
+        chains = rebuilt;
+        long live = 0;
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (table.inUse(id)) {
+                table.frameHead[id] = table.rebuiltHead[id];
+                table.rebuiltHead[id] = FrameChains.END;
+                live += chainLength(id);
+            }
+        }
+        liveChainRecords = live;
+    }
+
     /** Receives the table id of a live index entry; the entry itself is parsed into a buffer. */
     private interface LiveEntryVisitor {
         void visit(int id) throws IOException;
@@ -997,12 +1156,14 @@ public final class AurStore implements AutoCloseable {
      */
     private void forEachLiveIndexEntry(IndexEntryDescriptor e, LiveEntryVisitor visitor)
             throws IOException {
+        long scanned = 0;
         for (LogSegment segment : indexSegments) {
             FrameScanner scanner = segment.reader(io).scanAll(scanBufferBytes);
             while (scanner.next()) {
                 byte[] buf = scanner.array();
                 int at = scanner.payloadOffset();
                 int end = at + scanner.payloadLength();
+                scanned += scanner.payloadLength();
                 while (at < end) {
                     at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
                     int id = liveId(e);
@@ -1012,6 +1173,7 @@ public final class AurStore implements AutoCloseable {
                 }
             }
         }
+        stats.addIndexScan(scanned);
     }
 
     private int liveId(IndexEntryDescriptor e) {
@@ -1027,15 +1189,65 @@ public final class AurStore implements AutoCloseable {
     }
 
     private void collect(int id, long position, int length) {
-        if (entryCount == entryId.length) {
-            entryId = grow(entryId, entryCount + 1);
-            entryPosition = grow(entryPosition, entryCount + 1);
-            entryLength = grow(entryLength, entryCount + 1);
+        if (entryCount == entryId.length && !growEntries(entryCount + 1, false)) {
+            // The budget is full: the bets go, the window asked for stays.
+            dropBets();
+            if (id != requestedId) {
+                return;
+            }
+            growEntries(entryCount + 1, true);
         }
         entryId[entryCount] = id;
         entryPosition[entryCount] = position;
         entryLength[entryCount] = length;
         entryCount++;
+    }
+
+    /**
+     * Grows the entry arrays to {@code needed}; a refusing budget first loses the prefetched
+     * copies. Returns false if it still refuses, unless {@code required}: then the refusal is
+     * thrown.
+     */
+    private boolean growEntries(int needed, boolean required) {
+        if (entryId.length >= needed) {
+            return true;
+        }
+        int capacity = Math.max(needed, Math.max(16, entryId.length * 2));
+        long bytes = (long) (capacity - entryId.length) * ENTRY_BYTES;
+        if (!budget.tryReserve(bytes)) {
+            evictAllPrefetched();
+            if (!budget.tryReserve(bytes)) {
+                if (!required) {
+                    return false;
+                }
+                budget.reserve(bytes, "AUR entries of the window read");
+            }
+        }
+        workReserved += bytes;
+        entryId = Arrays.copyOf(entryId, capacity);
+        entryPosition = Arrays.copyOf(entryPosition, capacity);
+        entryLength = Arrays.copyOf(entryLength, capacity);
+        return true;
+    }
+
+    /**
+     * Forgets the predicted windows of the read now running, and the entries collected for them.
+     */
+    private void dropBets() {
+        for (int i = 0; i < betCount; i++) {
+            table.mark[heapId[i]] = 0;
+        }
+        betCount = 0;
+        int kept = 0;
+        for (int i = 0; i < entryCount; i++) {
+            if (entryId[i] == requestedId) {
+                entryId[kept] = entryId[i];
+                entryPosition[kept] = entryPosition[i];
+                entryLength[kept] = entryLength[i];
+                kept++;
+            }
+        }
+        entryCount = kept;
     }
 
     /** New data and index logs being written by one compaction. */
@@ -1050,8 +1262,12 @@ public final class AurStore implements AutoCloseable {
         LogSegment pending;
         long pendingStart;
         long pendingEnd;
+        final FrameChains chains = new FrameChains(budget);
 
         Compaction() throws IOException {
+            for (int id = 0, end = table.highWater(); id < end; id++) {
+                table.rebuiltHead[id] = FrameChains.END;
+            }
             int dataId = newFileId(DATA_PREFIX);
             Path dataPath = directory.resolve(fileName(DATA_PREFIX, dataId));
             FileChannel channel = io.openForAppend(dataPath);
@@ -1121,6 +1337,20 @@ public final class AurStore implements AutoCloseable {
             return position;
         }
 
+        /** Appends the moved frame to its window's new chain. */
+        void chain(int id, long position, int length) {
+            long head = table.rebuiltHead[id];
+            if (head == WindowStatTable.BROKEN_CHAIN) {
+                return;
+            }
+            long r = chains.append(head, position, length);
+            if (r == OffHeapArena.NO_SPACE) {
+                table.rebuiltHead[id] = WindowStatTable.BROKEN_CHAIN;
+            } else {
+                table.rebuiltHead[id] = r;
+            }
+        }
+
         /** Adjacent live frames move in one zero-copy transfer. */
         private void drain() throws IOException {
             if (pending != null && pendingEnd > pendingStart) {
@@ -1158,6 +1388,7 @@ public final class AurStore implements AutoCloseable {
         }
 
         void abort(Throwable cause) {
+            chains.close();
             closeQuietly(dataChannel, cause);
             closeQuietly(writer, cause);
             deleteQuietly(io, data.path, cause);
@@ -1185,6 +1416,7 @@ public final class AurStore implements AutoCloseable {
             failure = delete(c.data.path, failure);
         }
         stats.addCompaction(c.moved);
+        installChains(c.chains);
         deadBytes = 0;
         publishSpace();
         failure = closeWriter(oldDataWriter, failure);
@@ -1448,6 +1680,7 @@ public final class AurStore implements AutoCloseable {
         for (int id = 0, end = table.highWater(); id < end; id++) {
             table.scanned[id] = 0;
         }
+        liveChainRecords = 0;
         IndexEntryDescriptor e = new IndexEntryDescriptor();
         for (LogSegment segment : indexSegments) {
             FrameScanner scanner = segment.reader(io).scanAll(scanBufferBytes);
@@ -1472,6 +1705,7 @@ public final class AurStore implements AutoCloseable {
                     int id = liveId(e);
                     if (id != NO_ID) {
                         table.scanned[id] += e.frameLength;
+                        extendChain(id, e.position, e.frameLength);
                     }
                 }
             }
@@ -1541,7 +1775,8 @@ public final class AurStore implements AutoCloseable {
                 + prefetchUsed
                 + workReserved
                 + dataStaging.capacity()
-                + indexStaging.capacity();
+                + indexStaging.capacity()
+                + chains.memoryBytes();
     }
 
     private void publishSpace() {
@@ -1681,6 +1916,7 @@ public final class AurStore implements AutoCloseable {
             failure = closeSegment(segment, failure);
         }
         evictAllPrefetched();
+        chains.close();
         table.release();
         writeBuffer.close();
         budget.release(workReserved);

@@ -13,8 +13,9 @@ import java.util.Arrays;
  *
  * <p>Per slot: the estimated trigger time and whether the engine set it, the largest timestamp, the
  * first flush sequence number of this incarnation (older index entries are dead), the data-log
- * bytes of its flushed frames, the head and tail of its write-buffer chain, and its prefetched
- * values. Every array and every copied key/window is charged to the budget.
+ * bytes of its flushed frames and the head of their {@link FrameChains chain}, the head and tail of
+ * its write-buffer chain, and its prefetched values. Every array and every copied key/window is
+ * charged to the budget.
  */
 final class WindowStatTable {
     static final int NO_ID = -1;
@@ -25,8 +26,11 @@ final class WindowStatTable {
     /** Read by a get since its last append: the engine fired it, prediction skips it. */
     static final int SERVED = 2;
 
-    /** Bytes of the parallel arrays per slot (9 longs, 4 ints, 3 references at 8 bytes). */
-    private static final long SLOT_BYTES = 9 * 8 + 4 * 4 + 3 * 8;
+    /** {@link #frameHead} of a window whose chain lost a record: read it by an index scan. */
+    static final long BROKEN_CHAIN = -2L;
+
+    /** Bytes of the parallel arrays per slot (11 longs, 4 ints, 3 references at 8 bytes). */
+    private static final long SLOT_BYTES = 11 * 8 + 4 * 4 + 3 * 8;
 
     /** Estimated heap overhead of a copied array: header and alignment. */
     static final long ARRAY_OVERHEAD = 24;
@@ -46,6 +50,8 @@ final class WindowStatTable {
     long[] prefetchStamp;
     long[] mark;
     long[] scanned;
+    long[] frameHead;
+    long[] rebuiltHead;
     int[] flags;
     int[] dirtySlot;
     int[] valueCount;
@@ -140,6 +146,8 @@ final class WindowStatTable {
         prefetchStamp[id] = 0;
         mark[id] = 0;
         scanned[id] = 0;
+        frameHead[id] = FrameChains.END;
+        rebuiltHead[id] = FrameChains.END;
         flags[id] = 0;
         dirtySlot[id] = -1;
         valueCount[id] = 0;
@@ -212,6 +220,8 @@ final class WindowStatTable {
         prefetchStamp = grow(prefetchStamp, capacity);
         mark = grow(mark, capacity);
         scanned = grow(scanned, capacity);
+        frameHead = grow(frameHead, capacity);
+        rebuiltHead = grow(rebuiltHead, capacity);
         dirtySlot = grow(dirtySlot, capacity);
         flags = grow(flags, capacity);
         valueCount = grow(valueCount, capacity);

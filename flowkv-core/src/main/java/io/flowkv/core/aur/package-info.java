@@ -8,20 +8,23 @@
  *     v                                       v        + write-buffer values after it
  *  +--------------+   (2) ETT = max t + gap  +-----------------+
  *  | write buffer |------------------------->| stat table      |  per window: ETT, first seq,
- *  | (off-heap,   |   or setTriggerTime      | (primitive hash)|  data bytes, buffer chain
- *  |  chain per w)|                          +-----------------+
+ *  | (off-heap,   |   or setTriggerTime      | (primitive hash)|  data bytes, buffer chain,
+ *  |  chain per w)|                          +-----------------+  head of its frame chain
  *  +--------------+                                 | miss: pick N = ratio x live windows
  *     | (3) flush: one frame per window             |       with the smallest time to ETT
  *     v                                             v
- *  +------------------------------+   (5) ONE scan of the index log: collect the frames of
- *  | data log  [frame][frame]...  |<--+     the requested + predicted windows, and (7) if
- *  +------------------------------+   |     space amplification > MSA move every live frame
+ *  +------------------------------+   (5) N > 0: ONE scan of the index log collects the frames
+ *  | data log  [frame][frame]...  |<--+     of the requested + predicted windows, and (7) if
+ *  +------------------------------+   |     space amplification > MSA moves every live frame
  *  | index log [k,w,pos,len,seq]..|---+     to a new data log with transferTo (zero copy)
- *  +------------------------------+         and rewrite the index log
+ *  +------------------------------+         and rewrites the index log
+ *                 |                     (5') N = 0 (count/global windows, unknown ETT): follow
+ *                 |                          the window's frame chain (off-heap, one record
+ *                 |                          per flushed frame): no scan, O(its frames)
  *                 | (6) coalesced reads of adjacent frames
  *                 v
- *        +-----------------+  by window; evicted when a window's ETT changes or new data
- *        | prefetch buffer |  of it is flushed, so it never serves stale values
+ *        +-----------------+  by window; a flush of new data extends a prefetched copy, the
+ *        | prefetch buffer |  copy goes once served or when room is needed (oldest first)
  *        +-----------------+
  * </pre>
  *

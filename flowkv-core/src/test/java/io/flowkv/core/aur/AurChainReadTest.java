@@ -1,0 +1,160 @@
+package io.flowkv.core.aur;
+
+import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
+import io.flowkv.core.memory.MemoryBudget;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import static io.flowkv.core.aur.AurTestSupport.bytes;
+import static io.flowkv.core.aur.AurTestSupport.read;
+import static io.flowkv.core.aur.AurTestSupport.timeWindow;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A read with nothing to bet on (count and global windows: no trigger time) follows its window's
+ * frame chain: it reads that window's frames and nothing else, never the index log.
+ */
+class AurChainReadTest {
+    /** Flink's GlobalWindow.Serializer writes one zero byte. */
+    private static final byte[] GLOBAL = {0};
+
+    @TempDir Path dir;
+
+    private final MemoryBudget budget = new MemoryBudget(8L << 20);
+    private AurStore store;
+
+    @AfterEach
+    void shouldLeakNothing() throws IOException {
+        if (store != null) {
+            store.close();
+        }
+        assertThat(budget.used()).as("budget after close").isZero();
+    }
+
+    private AurStoreOptions.Builder options() {
+        return AurStoreOptions.builder(dir).writeBufferLimit(16 * 1024).jitterSeed(3);
+    }
+
+    @Test
+    void shouldReadAMissOfAWindowWithoutTriggerTimeFromItsOwnFramesOnly() throws IOException {
+        long seed = AurTestSupport.seed();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        store = AurStore.open(options().build(), budget);
+        Map<String, List<String>> model = appendRounds(rnd, 2_000, 6);
+        long scans = store.stats().indexScans();
+        readAllAndCheck(model, "seed=" + seed);
+        assertThat(store.stats().indexScans())
+                .as("index scans while reading %d windows (seed=%d)", model.size(), seed)
+                .isEqualTo(scans);
+        assertThat(store.stats().chainReads()).isEqualTo(model.size());
+    }
+
+    @Test
+    void shouldKeepChainsRightAcrossCompactionAndRestore() throws IOException {
+        long seed = AurTestSupport.seed();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        store = AurStore.open(options().maxSpaceAmplification(1.5).build(), budget);
+        Map<String, List<String>> model = appendRounds(rnd, 1_000, 4);
+        List<String> keys = new ArrayList<>(model.keySet());
+        for (int i = 0; i < keys.size(); i += 2) {
+            store.remove(bytes(keys.get(i)), GLOBAL);
+            model.remove(keys.get(i));
+        }
+        store.compact();
+        assertThat(store.stats().compactions()).isEqualTo(1);
+        model.putAll(appendRounds(rnd, 300, 2));
+        SealedStore sealed = store.seal();
+        store.close();
+        store = AurStore.restore(options().build(), budget, sealed.manifest());
+        long scans = store.stats().indexScans();
+        readAllAndCheck(model, "seed=" + seed + " after compaction and restore");
+        assertThat(store.stats().indexScans()).isEqualTo(scans);
+    }
+
+    @Test
+    void shouldNotGrowItsChainsWithWindowsThatCameAndWent() throws IOException {
+        store = AurStore.open(options().build(), budget);
+        long afterWarmUp = 0;
+        for (int round = 0; round < 60; round++) {
+            for (int k = 0; k < 1_000; k++) {
+                // Keys change every round: a count window fires and its state is purged.
+                store.append(bytes("k" + round + "-" + k), GLOBAL, bytes("v" + k), round);
+            }
+            store.flush();
+            for (int k = 0; k < 1_000; k++) {
+                byte[] key = bytes("k" + round + "-" + k);
+                assertThat(read(store, key, GLOBAL)).containsExactly("v" + k);
+                store.remove(key, GLOBAL);
+            }
+            if (round == 10) {
+                afterWarmUp = store.memoryUsed();
+            }
+        }
+        assertThat(store.memoryUsed())
+                .as("memory after 60 rounds vs after 10")
+                .isLessThanOrEqualTo(afterWarmUp + 64 * 1024);
+    }
+
+    @Test
+    void shouldStillBatchReadWindowsWithKnownTriggerTimes() throws IOException {
+        store = AurStore.open(options().build(), budget);
+        for (int k = 0; k < 200; k++) {
+            store.append(bytes("s" + k), timeWindow(k, k + 10), bytes("v" + k), k);
+        }
+        store.flush();
+        assertThat(read(store, bytes("s0"), timeWindow(0, 10))).containsExactly("v0");
+        StoreStats stats = store.stats();
+        assertThat(stats.indexScans()).as("a session miss bets on its neighbours").isEqualTo(1);
+        assertThat(stats.chainReads()).isZero();
+        assertThat(read(store, bytes("s1"), timeWindow(1, 11))).containsExactly("v1");
+        assertThat(stats.prefetchHits()).isEqualTo(1);
+    }
+
+    /** Appends {@code rounds} values to each of {@code keys} global windows, flushing between. */
+    private Map<String, List<String>> appendRounds(SplittableRandom rnd, int keys, int rounds)
+            throws IOException {
+        String prefix = "key-" + rnd.nextInt(1 << 20) + "-";
+        Map<String, List<String>> model = new HashMap<>();
+        for (int round = 0; round < rounds; round++) {
+            for (int k = 0; k < keys; k++) {
+                if (rnd.nextInt(4) == 0) {
+                    continue;
+                }
+                String key = prefix + k;
+                String value = "v" + round + "-" + rnd.nextInt(1_000_000);
+                store.append(bytes(key), GLOBAL, bytes(value), round);
+                model.computeIfAbsent(key, x -> new ArrayList<>()).add(value);
+            }
+            store.flush();
+        }
+        return model;
+    }
+
+    private void readAllAndCheck(Map<String, List<String>> model, String label) throws IOException {
+        for (Map.Entry<String, List<String>> e : model.entrySet()) {
+            long before = store.stats().bytesRead();
+            assertThat(read(store, bytes(e.getKey()), GLOBAL))
+                    .as("%s key %s", label, e.getKey())
+                    .isEqualTo(e.getValue());
+            long payload = 0;
+            for (String v : e.getValue()) {
+                payload += 4 + bytes(v).length;
+            }
+            // Each flush wrote the window one frame: its header (8 bytes) plus its values.
+            assertThat(store.stats().bytesRead() - before)
+                    .as("%s: data bytes read for key %s", label, e.getKey())
+                    .isBetween(payload, payload + 8L * e.getValue().size());
+        }
+    }
+}
