@@ -458,11 +458,12 @@ public final class AurStore implements AutoCloseable {
         liveBytes += flushed;
         stats.addFlushed(flushed);
         publishSpace();
-        copyChainsIfMostlyDead();
         if (shouldCompactWithoutRead()) {
             // Compaction normally rides on a miss's index scan; a store whose windows are
             // removed without being read must not grow without bound either.
             compact();
+        } else {
+            copyChainsIfMostlyDead();
         }
     }
 
@@ -632,7 +633,7 @@ public final class AurStore implements AutoCloseable {
             // holds.
             stats.addChainRead();
             prepareReadBuffer();
-            collectChain(requested);
+            collectChain(requested, true);
             return load(requested, cacheRequested, stamp, consumer);
         }
         reserveScanBuffer();
@@ -1084,10 +1085,15 @@ public final class AurStore implements AutoCloseable {
         return n;
     }
 
-    /** Collects the window's frames, oldest first, as an index scan would have. */
-    private void collectChain(int id) {
+    /**
+     * Collects the window's frames, oldest first, as an index scan would have. Returns false if the
+     * budget refused the room for them (and {@code required} is false).
+     */
+    private boolean collectChain(int id, boolean required) {
         int end = entryCount + (int) chainLength(id);
-        growEntries(end, true);
+        if (!growEntries(end, required)) {
+            return false;
+        }
         int k = end;
         for (long r = table.frameHead[id]; r >= 0; r = chains.previous(r)) {
             k--;
@@ -1096,6 +1102,7 @@ public final class AurStore implements AutoCloseable {
             entryLength[k] = chains.length(r);
         }
         entryCount = end;
+        return true;
     }
 
     /** Removed windows leave their records behind: copy the live ones once they are outnumbered. */
@@ -1115,7 +1122,12 @@ public final class AurStore implements AutoCloseable {
                 continue;
             }
             entryCount = 0;
-            collectChain(id);
+            if (!collectChain(id, false)) {
+                // No room to copy: keep the old chains, dead records and all, for now.
+                entryCount = 0;
+                copy.close();
+                return;
+            }
             long previous = FrameChains.END;
             for (int k = 0; k < entryCount; k++) {
                 previous = copy.append(previous, entryPosition[k], entryLength[k]);
