@@ -36,8 +36,9 @@ import java.util.Map;
  *   <li>{@code count}: bids per auction in count windows of {@link #COUNT_WINDOW} ({@code
  *       countWindow} with a process function: the AUR store, global windows without a trigger
  *       time). Which bids share a window depends on arrival order, so each firing emits only what
- *       does not: the auction and how many elements the window held (always {@link #COUNT_WINDOW};
- *       a backend losing or repeating an element changes it).
+ *       does not: the auction, the firing's number (a per-key {@code ValueState} in the window
+ *       function's global state) and how many elements the window held (always {@link
+ *       #COUNT_WINDOW}; a backend losing or repeating an element changes it).
  * </ul>
  */
 final class GeneralWorkloads {
@@ -98,7 +99,7 @@ final class GeneralWorkloads {
     /** Elements per count window of the {@code count} workload. */
     static final int COUNT_WINDOW = 20;
 
-    /** Output {@code (auction, elements in the window, 0, 0)} per firing. */
+    /** Output {@code (auction, firing number of the auction, elements in the window, 0)}. */
     static DataStream<Tuple4<Long, Long, Long, Long>> count(DataStream<Event> events) {
         return bids(events)
                 .keyBy(Bid::auction, Types.LONG)
@@ -251,18 +252,25 @@ final class GeneralWorkloads {
     static final class CountFired
             extends ProcessWindowFunction<Bid, Tuple4<Long, Long, Long, Long>, Long, GlobalWindow> {
         private static final long serialVersionUID = 1L;
+        private static final ValueStateDescriptor<Long> FIRED =
+                new ValueStateDescriptor<>("fired", Types.LONG);
 
         @Override
         public void process(
                 Long auction,
                 Context context,
                 Iterable<Bid> bids,
-                Collector<Tuple4<Long, Long, Long, Long>> out) {
+                Collector<Tuple4<Long, Long, Long, Long>> out)
+                throws Exception {
             long n = 0;
             for (Bid ignored : bids) {
                 n++;
             }
-            out.collect(Tuple4.of(auction, n, 0L, 0L));
+            ValueState<Long> fired = context.globalState().getState(FIRED);
+            Long before = fired.value();
+            long firing = before == null ? 1 : before + 1;
+            fired.update(firing);
+            out.collect(Tuple4.of(auction, firing, n, 0L));
         }
     }
 }

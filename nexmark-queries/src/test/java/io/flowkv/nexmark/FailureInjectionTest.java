@@ -94,7 +94,10 @@ class FailureInjectionTest {
     static Stream<Arguments> runs() {
         List<Arguments> runs = new ArrayList<>();
         List<Query> queries =
-                FULL ? Query.paperQueries() : List.of(Query.Q7, Query.Q7_SESSION, Query.Q11);
+                FULL
+                        ? Stream.concat(Query.paperQueries().stream(), Stream.of(Query.COUNT))
+                                .toList()
+                        : List.of(Query.Q7, Query.Q7_SESSION, Query.Q11, Query.COUNT);
         for (Query q : queries) {
             runs.add(Arguments.of(q, true));
             if (FULL) {
@@ -244,7 +247,9 @@ class FailureInjectionTest {
     }
 
     static Stream<Arguments> rescalings() {
-        return (FULL ? List.of(Query.Q7, Query.Q7_SESSION, Query.Q11) : List.of(Query.Q5_APPEND))
+        return (FULL
+                        ? List.of(Query.Q7, Query.Q7_SESSION, Query.Q11, Query.COUNT)
+                        : List.of(Query.Q5_APPEND))
                 .stream().map(Arguments::of);
     }
 

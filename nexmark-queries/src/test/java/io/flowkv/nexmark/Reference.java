@@ -66,7 +66,13 @@ final class Reference {
         for (Bid b : bids) {
             long n = seen.merge(b.auction(), 1L, Long::sum);
             if (n % GeneralWorkloads.COUNT_WINDOW == 0) {
-                out.add(new long[] {b.auction(), GeneralWorkloads.COUNT_WINDOW, 0, 0});
+                out.add(
+                        new long[] {
+                            b.auction(),
+                            n / GeneralWorkloads.COUNT_WINDOW,
+                            GeneralWorkloads.COUNT_WINDOW,
+                            0
+                        });
             }
         }
         return out;
