@@ -39,7 +39,7 @@ final class CheckpointMetadata {
     static final int MAGIC = 0x464B564D;
 
     /** 2: map state is stored one record per entry ({@link MapStateStorage}); 1 is refused. */
-    static final int VERSION = 2;
+    static final int VERSION = 3;
 
     /** One store instance's manifest, by path, with its bytes. */
     record Manifest(String path, byte[] bytes) {}
@@ -149,8 +149,9 @@ final class CheckpointMetadata {
                             + version
                             + ", this build reads version "
                             + VERSION
-                            + " (version 1 stored map state in another layout: restore such a"
-                            + " job from a canonical savepoint)");
+                            + " (version 1 stored map state, version 2 list state outside windows"
+                            + " in another layout: restore such a job from a canonical"
+                            + " savepoint)");
         }
         int length = in.readInt();
         if (length < 0 || length != bytes.length - 16) {
