@@ -18,6 +18,7 @@ import io.flowkv.core.memory.IoBuffer;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
 import io.flowkv.core.memory.OffHeapArena;
+import io.flowkv.core.memory.OffHeapBuffer;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -94,7 +95,6 @@ public final class AurStore implements AutoCloseable {
     private static final long MAX_TRANSFER = 64L << 20;
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
-    private static final long ENTRY_OVERHEAD = WindowStatTable.ARRAY_OVERHEAD;
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
     private static final long ENTRY_BYTES = Integer.BYTES + Long.BYTES + Integer.BYTES;
 
@@ -580,9 +580,29 @@ public final class AurStore implements AutoCloseable {
         return any;
     }
 
-    private boolean serveCached(int id, ValueConsumer consumer) throws IOException {
-        byte[] values = table.prefetched[id];
-        return serveValues(values, 0, values.length, consumer, null, 0);
+    /** Serves the window's prefetched copy: [length][bytes] records in native memory. */
+    private boolean serveCached(int id, ValueConsumer consumer) {
+        OffHeapBuffer values = table.prefetched[id];
+        long end = values.capacity();
+        boolean any = false;
+        long at = 0;
+        while (at < end) {
+            int length = end - at >= 4 ? values.getInt(at) : -1;
+            if (length < 0 || length > end - at - 4) {
+                throw new IllegalStateException(
+                        "AUR prefetched copy in "
+                                + directory
+                                + " has a bad value length "
+                                + length);
+            }
+            ensureScratch(length);
+            values.getBytes(at + 4, scratch, 0, length);
+            consumer.accept(scratch, 0, length);
+            valueBytesServedFromDisk += length;
+            any = true;
+            at += 4 + length;
+        }
+        return any;
     }
 
     /** Serves the [length][bytes] records of a frame payload; checks lengths stay inside it. */
@@ -653,7 +673,7 @@ public final class AurStore implements AutoCloseable {
     private boolean planBatch(int requested, long stamp) {
         evictServedPrefetched();
         long limit = options.prefetchBufferLimit();
-        long need = table.diskBytes[requested] + ENTRY_OVERHEAD;
+        long need = table.diskBytes[requested];
         while (need > limit - prefetchUsed && evictOldestPrefetched()) {
             // Older bets make room for the window asked for now.
         }
@@ -665,7 +685,7 @@ public final class AurStore implements AutoCloseable {
         int bets = 0;
         for (int i = 0; i < predicted; i++) {
             int id = heapId[i];
-            long bytes = table.diskBytes[id] + ENTRY_OVERHEAD;
+            long bytes = table.diskBytes[id];
             if (bytes > room) {
                 // The prefetch buffer bounds N: load fewer windows rather than exceed it.
                 break;
@@ -800,14 +820,14 @@ public final class AurStore implements AutoCloseable {
             table.scanned[id] = 0;
             requestedFound |= id == requested;
             boolean wanted = id != requested || cacheRequested;
-            long charge = payload + ENTRY_OVERHEAD;
-            if (wanted
-                    && payload <= Integer.MAX_VALUE - 64
-                    && prefetchUsed + charge <= options.prefetchBufferLimit()
-                    && budget.tryReserve(charge)) {
-                table.prefetched[id] = new byte[(int) payload];
+            OffHeapBuffer copy =
+                    wanted && payload > 0 && prefetchUsed + payload <= options.prefetchBufferLimit()
+                            ? OffHeapBuffer.tryAllocate(budget, payload)
+                            : null;
+            if (copy != null) {
+                table.prefetched[id] = copy;
                 table.prefetchStamp[id] = ++loadStamp;
-                prefetchUsed += charge;
+                prefetchUsed += payload;
             } else if (id != requested) {
                 table.mark[id] = 0;
             }
@@ -865,9 +885,9 @@ public final class AurStore implements AutoCloseable {
                     continue;
                 }
                 int from = at + FrameDescriptor.HEADER_LENGTH;
-                byte[] target = table.prefetched[id];
+                OffHeapBuffer target = table.prefetched[id];
                 if (target != null) {
-                    System.arraycopy(scratch, from, target, (int) table.scanned[id], payload);
+                    target.putBytes(table.scanned[id], scratch, from, payload);
                     table.scanned[id] += payload;
                     loaded += payload;
                 } else {
@@ -928,32 +948,37 @@ public final class AurStore implements AutoCloseable {
         for (long r = table.writeHead[id]; r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
             extra += 4 + writeBuffer.getInt(r, LENGTH_OFFSET);
         }
-        byte[] old = table.prefetched[id];
-        if (old.length + extra > Integer.MAX_VALUE - 64
-                || prefetchUsed + extra > options.prefetchBufferLimit()
-                || !budget.tryReserve(extra)) {
+        OffHeapBuffer old = table.prefetched[id];
+        long size = old.capacity();
+        OffHeapBuffer values =
+                prefetchUsed + extra <= options.prefetchBufferLimit()
+                        ? OffHeapBuffer.tryAllocate(budget, size + extra)
+                        : null;
+        if (values == null) {
             evictPrefetched(id);
             return;
         }
-        byte[] values = Arrays.copyOf(old, (int) (old.length + extra));
-        int at = old.length;
+        old.copyTo(0, values, 0, size);
+        long at = size;
         for (long r = table.writeHead[id]; r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
             int length = writeBuffer.getInt(r, LENGTH_OFFSET);
-            FrameDescriptor.writeIntLE(values, at, length);
-            writeBuffer.getBytes(r, RECORD_HEADER, values, at + 4, length);
+            values.putInt(at, length);
+            writeBuffer
+                    .chunk(r)
+                    .copyTo(OffHeapArena.offset(r) + (long) RECORD_HEADER, values, at + 4, length);
             at += 4 + length;
         }
+        old.close();
         table.prefetched[id] = values;
         prefetchUsed += extra;
     }
 
     private void evictPrefetched(int id) {
-        byte[] values = table.prefetched[id];
+        OffHeapBuffer values = table.prefetched[id];
         if (values != null) {
             table.prefetched[id] = null;
-            long charge = values.length + ENTRY_OVERHEAD;
-            prefetchUsed -= charge;
-            budget.release(charge);
+            prefetchUsed -= values.capacity();
+            values.close();
         }
     }
 
@@ -1232,6 +1257,11 @@ public final class AurStore implements AutoCloseable {
                 if (!required) {
                     return false;
                 }
+                // The read buffer is needed only after the entries are known: load() takes back
+                // what it needs, frame by frame if it must.
+                budget.release(scratch.length);
+                workReserved -= scratch.length;
+                scratch = new byte[0];
                 budget.reserve(bytes, "AUR entries of the window read");
             }
         }

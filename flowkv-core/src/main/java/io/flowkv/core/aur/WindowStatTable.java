@@ -3,6 +3,7 @@ package io.flowkv.core.aur;
 import io.flowkv.core.index.Hashing;
 import io.flowkv.core.index.LongHashIndex;
 import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.core.memory.OffHeapBuffer;
 
 import java.util.Arrays;
 
@@ -14,8 +15,8 @@ import java.util.Arrays;
  * <p>Per slot: the estimated trigger time and whether the engine set it, the largest timestamp, the
  * first flush sequence number of this incarnation (older index entries are dead), the data-log
  * bytes of its flushed frames and the head of their {@link FrameChains chain}, the head and tail of
- * its write-buffer chain, and its prefetched values. Every array and every copied key/window is
- * charged to the budget.
+ * its write-buffer chain, and its prefetched values (in native memory, owned by the store). Every
+ * array and every copied key/window is charged to the budget.
  */
 final class WindowStatTable {
     static final int NO_ID = -1;
@@ -56,7 +57,7 @@ final class WindowStatTable {
     int[] dirtySlot;
     int[] valueCount;
     int[] work;
-    byte[][] prefetched;
+    OffHeapBuffer[] prefetched;
 
     private int[] freeIds;
     private int freeCount;
@@ -210,7 +211,9 @@ final class WindowStatTable {
         keys = keys == null ? new byte[capacity][] : Arrays.copyOf(keys, capacity);
         windows = windows == null ? new byte[capacity][] : Arrays.copyOf(windows, capacity);
         prefetched =
-                prefetched == null ? new byte[capacity][] : Arrays.copyOf(prefetched, capacity);
+                prefetched == null
+                        ? new OffHeapBuffer[capacity]
+                        : Arrays.copyOf(prefetched, capacity);
         ett = grow(ett, capacity);
         maxTimestamp = grow(maxTimestamp, capacity);
         firstSeq = grow(firstSeq, capacity);
