@@ -34,6 +34,7 @@ final class ChildRun {
                     "-XX:+UseG1GC",
                     "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
                     "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
+                    "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
                     "--add-opens=java.base/java.lang=ALL-UNNAMED",
                     "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
                     "--add-opens=java.base/java.net=ALL-UNNAMED",
