@@ -76,6 +76,21 @@ final class AurStateStorage extends ListStorage<AurStore> {
         instanceFor(key).setTriggerTime(key, namespace, triggerTime);
     }
 
+    /** The window's trigger time as its store knows it; for tests. */
+    long triggerTime(byte[] key, byte[] namespace) {
+        return instanceFor(key).triggerTime(key, namespace);
+    }
+
+    @Override
+    public void offerTriggerTime(byte[] key, byte[] namespace, long timerTime) {
+        instanceFor(key).offerTriggerTime(key, namespace, timerTime);
+    }
+
+    @Override
+    public void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {
+        instanceFor(key).withdrawTriggerTime(key, namespace, timerTime);
+    }
+
     @Override
     protected StoreStats statsOf(AurStore instance) {
         return instance.stats();

@@ -34,6 +34,7 @@ import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
 import org.apache.flink.runtime.state.metrics.SizeTrackingStateConfig;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.streaming.api.operators.InternalTimer;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.FlinkRuntimeException;
 import org.apache.flink.util.IOUtils;
@@ -463,6 +464,24 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         }
 
         @Override
+        public void offerTriggerTime(byte[] key, byte[] namespace, long timerTime) {
+            try {
+                target().offerTriggerTime(key, namespace, timerTime);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {
+            try {
+                target().withdrawTriggerTime(key, namespace, timerTime);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
         public void flush() throws IOException {
             target().flush();
         }
@@ -493,7 +512,9 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             KeyGroupedInternalPriorityQueue<T> create(
                     @Nonnull String stateName,
                     @Nonnull TypeSerializer<T> byteOrderedElementSerializer) {
-        return priorityQueuesManager.createOrUpdate(stateName, byteOrderedElementSerializer);
+        return new TriggerTimeFeed<>(
+                priorityQueuesManager.createOrUpdate(stateName, byteOrderedElementSerializer),
+                triggerTimes);
     }
 
     @Nonnull
@@ -503,8 +524,59 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                     @Nonnull String stateName,
                     @Nonnull TypeSerializer<T> byteOrderedElementSerializer,
                     boolean allowFutureMetadataUpdates) {
-        return priorityQueuesManager.createOrUpdate(
-                stateName, byteOrderedElementSerializer, allowFutureMetadataUpdates);
+        return new TriggerTimeFeed<>(
+                priorityQueuesManager.createOrUpdate(
+                        stateName, byteOrderedElementSerializer, allowFutureMetadataUpdates),
+                triggerTimes);
+    }
+
+    /**
+     * A non-merging window operator's timers, as trigger times for its window contents on the AUR
+     * store (count, global and custom windows: session windows get theirs from the merging window
+     * set). A timer's namespace is its window; the earliest pending timer of a window is when its
+     * trigger will read it.
+     */
+    private final TriggerTimeFeed.Listener triggerTimes =
+            new TriggerTimeFeed.Listener() {
+                @Override
+                public void timerAdded(Object timer) {
+                    feed(timer, true);
+                }
+
+                @Override
+                public void timerRemoved(Object timer) {
+                    feed(timer, false);
+                }
+            };
+
+    private boolean triggerTimeFeedBroken;
+
+    @SuppressWarnings("unchecked")
+    private void feed(Object timer, boolean added) {
+        if (triggerTimeFeedBroken || !(timer instanceof InternalTimer)) {
+            return;
+        }
+        RegisteredState contents = states.get(StoreSelector.WINDOW_CONTENTS);
+        if (contents == null
+                || contents.pattern != StorePattern.AUR
+                || states.containsKey(StoreSelector.MERGING_WINDOW_SET)
+                || !(contents.state instanceof FlowKVListState)) {
+            return;
+        }
+        InternalTimer<K, Object> t = (InternalTimer<K, Object>) timer;
+        try {
+            ((FlowKVListState<K, Object, ?>) contents.state)
+                    .triggerTime(t.getKey(), t.getNamespace(), t.getTimestamp(), added);
+        } catch (ClassCastException e) {
+            // The timers' namespaces are not the windows of the contents state: no feed.
+            triggerTimeFeedBroken = true;
+            LOG.info(
+                    "FlowKV: timers of this operator are not keyed by its window contents'"
+                            + " windows ({}); the AUR store predicts from timestamps only",
+                    e.toString());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     static HeapPriorityQueueSetFactory priorityQueueSetFactory(

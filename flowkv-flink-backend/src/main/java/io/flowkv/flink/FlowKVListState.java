@@ -5,6 +5,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.FlinkRuntimeException;
@@ -172,6 +173,26 @@ final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, List<V>>
                 N stateWindow = (N) ((Tuple2<?, ?>) entry).f1;
                 storage.setTriggerTime(key, namespaceBytes(stateWindow), window.maxTimestamp());
             }
+        }
+    }
+
+    /**
+     * A timer at {@code time} was registered ({@code added}) or deleted for window {@code
+     * namespace} of {@code key}: tells the store, which keeps the earliest as the window's trigger
+     * time if it holds the window (AUR).
+     */
+    void triggerTime(K key, N namespace, long time, boolean added) throws IOException {
+        byte[] keyBytes =
+                key.equals(backend.getCurrentKey())
+                        ? keyBytes()
+                        : this.keyBytes.key(
+                                key,
+                                KeyGroupRangeAssignment.assignToKeyGroup(
+                                        key, backend.getNumberOfKeyGroups()));
+        if (added) {
+            storage.offerTriggerTime(keyBytes, namespaceBytes(namespace), time);
+        } else {
+            storage.withdrawTriggerTime(keyBytes, namespaceBytes(namespace), time);
         }
     }
 

@@ -41,6 +41,12 @@ interface StateStorage extends Closeable {
     default void setTriggerTime(byte[] key, byte[] namespace, long triggerTime)
             throws IOException {}
 
+    /** A timer registered for a window the store may hold; only the AUR store uses it. */
+    default void offerTriggerTime(byte[] key, byte[] namespace, long timerTime) {}
+
+    /** A timer of a window deleted; only the AUR store uses it. */
+    default void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {}
+
     void flush() throws IOException;
 
     /**

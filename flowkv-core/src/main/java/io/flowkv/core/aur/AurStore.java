@@ -282,6 +282,42 @@ public final class AurStore implements AutoCloseable {
         updateEtt(id, ett);
     }
 
+    /**
+     * A timer at {@code timerTime} was registered for the window: the earliest pending one is its
+     * trigger time. Windows the store does not hold are ignored (a timer may outlive the data it
+     * would read). An explicit ETT the reads have already passed is replaced, a later one lowered.
+     */
+    public void offerTriggerTime(byte[] key, byte[] window, long timerTime) {
+        checkOpen();
+        int id = table.find(key, window);
+        if (id == NO_ID || timerTime == TriggerTimePredictor.UNKNOWN) {
+            return;
+        }
+        long ett = table.ett[id];
+        boolean explicit = (table.flags[id] & EXPLICIT_ETT) != 0;
+        if (!explicit
+                || ett == TriggerTimePredictor.UNKNOWN
+                || ett <= readClock
+                || timerTime < ett) {
+            table.flags[id] |= EXPLICIT_ETT;
+            updateEtt(id, timerTime);
+        }
+    }
+
+    /** The window's timer at {@code timerTime} was deleted: if it was the ETT, the ETT is gone. */
+    public void withdrawTriggerTime(byte[] key, byte[] window, long timerTime) {
+        checkOpen();
+        int id = table.find(key, window);
+        if (id != NO_ID && (table.flags[id] & EXPLICIT_ETT) != 0 && table.ett[id] == timerTime) {
+            table.flags[id] &= ~EXPLICIT_ETT;
+            updateEtt(
+                    id,
+                    table.maxTimestamp[id] == Long.MIN_VALUE
+                            ? TriggerTimePredictor.UNKNOWN
+                            : predictor.estimate(table.window(id), table.maxTimestamp[id]));
+        }
+    }
+
     /** The window's current ETT, or {@link TriggerTimePredictor#UNKNOWN}. */
     public long triggerTime(byte[] key, byte[] window) {
         checkOpen();

@@ -127,6 +127,27 @@ class AurStoreTest {
     }
 
     @Test
+    void shouldTakeTheEarliestTimerOfAHeldWindowAsItsTriggerTime() throws IOException {
+        open(options());
+        byte[] global = {0};
+        store.offerTriggerTime(bytes("absent"), global, 10);
+        assertThat(store.liveWindows()).as("a timer alone creates no window").isZero();
+        store.append(bytes("k"), global, bytes("v"), 1);
+        assertThat(store.triggerTime(bytes("k"), global)).isEqualTo(TriggerTimePredictor.UNKNOWN);
+        store.offerTriggerTime(bytes("k"), global, 105);
+        store.offerTriggerTime(bytes("k"), global, 200);
+        assertThat(store.triggerTime(bytes("k"), global)).as("a later timer").isEqualTo(105);
+        store.offerTriggerTime(bytes("k"), global, 103);
+        assertThat(store.triggerTime(bytes("k"), global)).as("an earlier timer").isEqualTo(103);
+        store.withdrawTriggerTime(bytes("k"), global, 200);
+        assertThat(store.triggerTime(bytes("k"), global)).isEqualTo(103);
+        store.withdrawTriggerTime(bytes("k"), global, 103);
+        assertThat(store.triggerTime(bytes("k"), global))
+                .as("its timer deleted, a global window has no estimate")
+                .isEqualTo(TriggerTimePredictor.UNKNOWN);
+    }
+
+    @Test
     void shouldRejectBadParametersNamingTheParameterAndRange() {
         assertThatThrownBy(() -> AurStoreOptions.builder(dir).readBatchRatio(1.5).build())
                 .isInstanceOf(IllegalArgumentException.class)
