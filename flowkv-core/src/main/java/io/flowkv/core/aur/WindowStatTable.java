@@ -205,7 +205,12 @@ final class WindowStatTable {
 
     private void resize(int capacity) {
         long need = capacity * (SLOT_BYTES + 4);
-        budget.reserve(need, "AUR stat table of " + capacity + " windows");
+        budget.reserve(
+                need,
+                "AUR stat table of "
+                        + capacity
+                        + " windows (the AUR store keeps every live session, count or global"
+                        + " window of each key in memory, about 190 bytes each)");
         budget.release(reservedArrays);
         reservedArrays = need;
         keys = keys == null ? new byte[capacity][] : Arrays.copyOf(keys, capacity);

@@ -15,6 +15,8 @@ public final class MemoryBudgetExceededException extends RuntimeException {
                         + available
                         + " capacity="
                         + capacity
-                        + " (raise the budget: state.backend.flowkv.write-buffer-size or managed memory)");
+                        + " (raise managed memory, taskmanager.memory.managed.size or .fraction, or"
+                        + " set a smaller state.backend.flowkv.write-buffer-size: write buffers take"
+                        + " half of the budget by default)");
     }
 }
