@@ -16,7 +16,8 @@ public final class MemoryBudgetExceededException extends RuntimeException {
                         + " capacity="
                         + capacity
                         + " (raise managed memory, taskmanager.memory.managed.size or .fraction, or"
-                        + " set a smaller state.backend.flowkv.write-buffer-size: write buffers take"
-                        + " half of the budget by default)");
+                        + " leave more of it to the rest: write buffers take half of it and index"
+                        + " caches a quarter by default; set state.backend.flowkv.write-buffer-size"
+                        + " and state.backend.flowkv.index-cache-size lower)");
     }
 }
