@@ -34,7 +34,6 @@ import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.ProcessingTimeTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.PurgingTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.Trigger;
-import org.apache.flink.streaming.api.windowing.triggers.TriggerResult;
 import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.streaming.api.windowing.windows.Window;
@@ -186,15 +185,6 @@ class WindowOperatorContractTest {
                                 builder(
                                                 GlobalWindows.create(),
                                                 PurgingTrigger.of(CountTrigger.of(5)))
-                                        .process(new ListProcess<>()),
-                        StorePattern.AUR,
-                        false,
-                        "a key firing several times",
-                        WindowOperatorContractTest::someWindowFiresTwice),
-                new Scenario(
-                        "global window + trigger firing after each element (timers as ETTs)",
-                        () ->
-                                builder(GlobalWindows.create(), new FireAfterEachElement(50))
                                         .process(new ListProcess<>()),
                         StorePattern.AUR,
                         false,
@@ -413,19 +403,8 @@ class WindowOperatorContractTest {
                 .isEqualTo(heap.processingTimers());
     }
 
-    /**
-     * The scenarios whose straight-through output a rescaled run must reproduce. The per-element
-     * timer trigger is left out: rescaled 1 -> 2 -> 1 by this harness it fires some windows at
-     * other points than the straight run, on HashMap exactly as on FlowKV (both fire {@code [360]}
-     * and {@code [373]} where the straight run fires {@code [360,373]}, seed -8790074821920035950),
-     * so the comparison says nothing about the backend; the other tests cover it.
-     */
-    static Stream<Scenario> rescalableScenarios() {
-        return scenarios().filter(s -> !s.name().contains("(timers as ETTs)"));
-    }
-
     @ParameterizedTest(name = "{0}")
-    @MethodSource("rescalableScenarios")
+    @MethodSource("scenarios")
     void shouldProduceTheSameFiringsAfterRescalingOneTwoOne(Scenario scenario) throws Exception {
         List<Step> input = input(SEED, ELEMENTS, false);
         Result heap = straight(scenario, new HashMapStateBackend(), input);
@@ -947,39 +926,6 @@ class WindowOperatorContractTest {
     }
 
     /** Emits the window's elements in iteration order. */
-    /**
-     * Fires and purges a global window {@code delay} after each of its elements: a window whose
-     * timers FlowKV feeds to the AUR store as its trigger time.
-     */
-    private static final class FireAfterEachElement extends Trigger<Object, GlobalWindow> {
-        private static final long serialVersionUID = 1L;
-        private final long delay;
-
-        FireAfterEachElement(long delay) {
-            this.delay = delay;
-        }
-
-        @Override
-        public TriggerResult onElement(
-                Object element, long timestamp, GlobalWindow window, TriggerContext ctx) {
-            ctx.registerEventTimeTimer(timestamp + delay);
-            return TriggerResult.CONTINUE;
-        }
-
-        @Override
-        public TriggerResult onEventTime(long time, GlobalWindow window, TriggerContext ctx) {
-            return TriggerResult.FIRE_AND_PURGE;
-        }
-
-        @Override
-        public TriggerResult onProcessingTime(long time, GlobalWindow window, TriggerContext ctx) {
-            return TriggerResult.CONTINUE;
-        }
-
-        @Override
-        public void clear(GlobalWindow window, TriggerContext ctx) {}
-    }
-
     private static final class ListProcess<W extends Window>
             extends ProcessWindowFunction<Tuple2<String, Long>, String, String, W> {
         private static final long serialVersionUID = 1L;
