@@ -1,5 +1,8 @@
 package io.flowkv.nexmark;
 
+import io.flowkv.nexmark.sql.SqlQueries;
+import io.flowkv.nexmark.sql.SqlQuery;
+
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -29,7 +32,7 @@ import java.util.Map;
 public final class NexmarkRunner {
 
     static final String USAGE =
-            "usage: NexmarkRunner --query q5|q5-append|q7|q7-session|q8|q11|q11-median|q12\n"
+            "usage: NexmarkRunner --query q5|q5-append|q7|q7-session|q8|q11|q11-median|q12|sql-qN\n"
                     + "  [--backend flowkv|hashmap|rocksdb|forst] [--events N (4000000)]\n"
                     + "  [--rate R: events per second of event time (100000)]\n"
                     + "  [--max-rate R: wall-clock events per second, 0 = unlimited (0)]\n"
@@ -59,7 +62,13 @@ public final class NexmarkRunner {
             Duration progressInterval,
             Map<String, String> conf,
             boolean paceToEventTime,
-            String latencyOut) {
+            String latencyOut,
+            SqlQuery sqlQuery) {
+
+        /** The query's command-line name, DataStream or SQL. */
+        String queryId() {
+            return sqlQuery != null ? sqlQuery.id() : query.id();
+        }
 
         static Options parse(String[] args) {
             Query query = null;
@@ -80,10 +89,15 @@ public final class NexmarkRunner {
             Map<String, String> conf = new LinkedHashMap<>();
             boolean pace = false;
             String latencyOut = null;
+            SqlQuery sql = null;
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
-                if (!arg.startsWith("--") && query == null) {
-                    query = Query.of(arg);
+                if (!arg.startsWith("--") && query == null && sql == null) {
+                    if (SqlQuery.isSqlId(arg)) {
+                        sql = SqlQuery.of(arg);
+                    } else {
+                        query = Query.of(arg);
+                    }
                     continue;
                 }
                 if (arg.equals("--help") || arg.equals("-h")) {
@@ -98,7 +112,13 @@ public final class NexmarkRunner {
                 }
                 String value = args[++i];
                 switch (arg) {
-                    case "--query" -> query = Query.of(value);
+                    case "--query" -> {
+                        if (SqlQuery.isSqlId(value)) {
+                            sql = SqlQuery.of(value);
+                        } else {
+                            query = Query.of(value);
+                        }
+                    }
                     case "--backend" -> backend = value.toLowerCase(Locale.ROOT);
                     case "--events" -> events = Long.parseLong(value.replace("_", ""));
                     case "--rate" -> rate = Long.parseLong(value.replace("_", ""));
@@ -125,8 +145,12 @@ public final class NexmarkRunner {
                     default -> throw new IllegalArgumentException("Unknown option " + arg);
                 }
             }
-            if (query == null) {
+            if (query == null && sql == null) {
                 throw new IllegalArgumentException("Missing --query");
+            }
+            if (sql != null && latencyOut != null) {
+                throw new IllegalArgumentException(
+                        "--latency-out is not supported for SQL queries");
             }
             if (parallelism < 1) {
                 throw new IllegalArgumentException("--parallelism must be >= 1: " + parallelism);
@@ -144,25 +168,36 @@ public final class NexmarkRunner {
                     progress,
                     Map.copyOf(conf),
                     pace,
-                    latencyOut);
+                    latencyOut,
+                    sql);
         }
     }
 
     /** What a run measured. */
     record Result(
-            Query query,
+            String queryId,
             String backend,
             long events,
             double seconds,
             long outputRecords,
             long checksum) {
 
+        Result(
+                Query query,
+                String backend,
+                long events,
+                double seconds,
+                long outputRecords,
+                long checksum) {
+            this(query.id(), backend, events, seconds, outputRecords, checksum);
+        }
+
         String line() {
             return String.format(
                     Locale.ROOT,
                     "query=%s backend=%s events=%d seconds=%.3f events_per_s=%.0f"
                             + " output_records=%d checksum=%016x",
-                    query.id(),
+                    queryId,
                     backend,
                     events,
                     seconds,
@@ -190,7 +225,7 @@ public final class NexmarkRunner {
             String backend = options.backend() == null ? "default" : options.backend();
             System.err.println(
                     "query="
-                            + options.query().id()
+                            + options.queryId()
                             + " backend="
                             + backend
                             + " FAILED: "
@@ -234,28 +269,33 @@ public final class NexmarkRunner {
         // Paced: the source sets the base time when the job starts, and logs it.
         double maxRate =
                 options.paceToEventTime() ? NexmarkSplit.PACE_TO_EVENT_TIME : options.maxRate();
-        Queries.buildJob(
-                env,
-                options.query(),
-                options.generator(),
-                maxRate,
-                options.params(),
-                options.latencyOut());
+        if (options.sqlQuery() != null) {
+            SqlQueries.buildJob(
+                    env, options.sqlQuery(), options.generator(), maxRate, options.params());
+        } else {
+            Queries.buildJob(
+                    env,
+                    options.query(),
+                    options.generator(),
+                    maxRate,
+                    options.params(),
+                    options.latencyOut());
+        }
 
         Progress.reset();
         long start = System.nanoTime();
         progress.printf(
                 Locale.ROOT,
                 "[%s] backend=%s events=%d parallelism=%d %s%n",
-                options.query().id(),
+                options.queryId(),
                 backend,
                 options.generator().events(),
                 options.parallelism(),
                 options.params());
-        JobClient client = env.executeAsync("nexmark-" + options.query().id() + "-" + backend);
+        JobClient client = env.executeAsync("nexmark-" + options.queryId() + "-" + backend);
         // the embedded MiniCluster is up now: what follows is the job's own work
         progress.printf(
-                Locale.ROOT, "[%s] job submitted: %s%n", options.query().id(), client.getJobID());
+                Locale.ROOT, "[%s] job submitted: %s%n", options.queryId(), client.getJobID());
         JobExecutionResult result = awaitWithProgress(client, options, start, progress);
         // The job's own run time: the MiniCluster's start-up and the submission are not part of
         // the throughput.
@@ -263,13 +303,13 @@ public final class NexmarkRunner {
         progress.printf(
                 Locale.ROOT,
                 "[%s] job finished: %.3f s job run time, %.3f s since submission%n",
-                options.query().id(),
+                options.queryId(),
                 seconds,
                 (System.nanoTime() - start) / 1e9);
         Long records = result.getAccumulatorResult(Checksum.RECORDS);
         Long sum = result.getAccumulatorResult(Checksum.SUM);
         return new Result(
-                options.query(),
+                options.queryId(),
                 backend,
                 options.generator().events(),
                 seconds,
@@ -292,7 +332,7 @@ public final class NexmarkRunner {
                     progress.printf(
                             Locale.ROOT,
                             "[%s] %.0fs events=%d/%d (%.1f%%) rate=%.0f events/s%n",
-                            options.query().id(),
+                            options.queryId(),
                             seconds,
                             done,
                             total,
@@ -300,7 +340,7 @@ public final class NexmarkRunner {
                             done / seconds);
                 } else {
                     progress.printf(
-                            Locale.ROOT, "[%s] %.0fs running%n", options.query().id(), seconds);
+                            Locale.ROOT, "[%s] %.0fs running%n", options.queryId(), seconds);
                 }
             }
         }

@@ -1,0 +1,118 @@
+package io.flowkv.nexmark.sql;
+
+import io.flowkv.nexmark.Checksum;
+import io.flowkv.nexmark.GeneratorConfig;
+import io.flowkv.nexmark.QueryParams;
+
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Every SQL query gives the same final result (record count and checksum of the changelog applied)
+ * on HashMap, RocksDB and FlowKV at parallelism 1. With {@code -Dflowkv.sql-tests.full=true} it
+ * also runs every backend at parallelism 2, for the queries whose final result does not depend on
+ * arrival order there.
+ */
+class SqlQueriesTest {
+
+    /** 6 s of event time, one event per ms (timestamps unique): small, so the suite stays fast. */
+    static final GeneratorConfig GENERATOR = GeneratorConfig.of(6_000, 1_000);
+
+    static final QueryParams PARAMS =
+            new QueryParams(
+                    Duration.ofSeconds(1),
+                    Duration.ofMillis(500),
+                    Duration.ofMillis(500),
+                    Duration.ofMillis(10));
+
+    static final boolean FULL = Boolean.getBoolean("flowkv.sql-tests.full");
+
+    /**
+     * Queries whose final result depends on arrival order at parallelism 2. q19: ROW_NUMBER ORDER
+     * BY price DESC keeps 10 bids per auction, and among bids of equal price the ones kept are
+     * those that arrive first, which at parallelism 2 depends on how the two readers interleave.
+     */
+    static final Set<SqlQuery> ORDER_DEPENDENT_AT_P2 = EnumSet.of(SqlQuery.Q19);
+
+    /**
+     * Queries whose final result is not reproducible even on one backend at parallelism 1, so only
+     * that they run and produce output is checked. q9 (join + ROW_NUMBER top 1): on HashMap alone,
+     * five runs of the same 6,000 events gave 879, 865, 879, 879, 879 records; the cause is in
+     * Flink's plan for the join of the two inputs (not yet analysed), not in a backend.
+     */
+    static final Set<SqlQuery> NOT_REPRODUCIBLE = EnumSet.of(SqlQuery.Q9);
+
+    @RegisterExtension
+    static final MiniClusterExtension CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(2)
+                            .build());
+
+    record Fingerprint(long records, long checksum) {}
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(SqlQuery.class)
+    void shouldGiveTheSameResultOnEveryBackend(SqlQuery query) throws Exception {
+        Map<String, Fingerprint> results = new LinkedHashMap<>();
+        for (String backend : List.of("hashmap", "rocksdb", "flowkv")) {
+            results.put(backend + "-p1", run(query, backend, 1));
+        }
+        Fingerprint expected = results.get("hashmap-p1");
+        if (FULL && !ORDER_DEPENDENT_AT_P2.contains(query)) {
+            for (String backend : List.of("hashmap", "rocksdb", "flowkv")) {
+                results.put(backend + "-p2", run(query, backend, 2));
+            }
+        }
+        assertThat(expected.records()).as("%s output records", query.id()).isPositive();
+        if (NOT_REPRODUCIBLE.contains(query)) {
+            results.values().forEach(r -> assertThat(r.records()).as(query.id()).isPositive());
+            return;
+        }
+        for (Map.Entry<String, Fingerprint> e : results.entrySet()) {
+            assertThat(e.getValue()).as("%s on %s", query.id(), e.getKey()).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void shouldParseSqlIds() {
+        assertThat(SqlQuery.of("sql-q5")).isEqualTo(SqlQuery.Q5);
+        assertThat(SqlQuery.of("SQL-Q22").id()).isEqualTo("sql-q22");
+        assertThat(SqlQuery.isSqlId("q5")).isFalse();
+        assertThatThrownBy(() -> SqlQuery.of("sql-q10"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("sql-q10");
+    }
+
+    static Fingerprint run(SqlQuery query, String backend, int parallelism) throws Exception {
+        Configuration conf = new Configuration();
+        conf.set(StateBackendOptions.STATE_BACKEND, backend);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(parallelism);
+        SqlQueries.buildJob(env, query, GENERATOR, 0, PARAMS);
+        JobExecutionResult result = env.execute(query.id() + "-" + backend + "-p" + parallelism);
+        Long records = result.getAccumulatorResult(Checksum.RECORDS);
+        Long sum = result.getAccumulatorResult(Checksum.SUM);
+        return new Fingerprint(records == null ? 0 : records, sum == null ? 0 : sum);
+    }
+}
