@@ -1124,18 +1124,17 @@ public final class AurStore implements AutoCloseable {
 
     private void extendChain(int id, long position, int length) {
         long head = table.frameHead[id];
-        if (head == WindowStatTable.BROKEN_CHAIN) {
+        if (head == FrameChains.BROKEN) {
             return;
         }
-        long r = chains.append(head, position, length);
-        if (r == OffHeapArena.NO_SPACE) {
+        long extended = chains.extend(head, position, length);
+        if (extended == FrameChains.BROKEN) {
             // The budget is full: this window is read by an index scan until the next compaction.
             liveChainRecords -= chainLength(id);
-            table.frameHead[id] = WindowStatTable.BROKEN_CHAIN;
         } else {
-            table.frameHead[id] = r;
             liveChainRecords++;
         }
+        table.frameHead[id] = extended;
     }
 
     private long chainLength(int id) {
@@ -1190,12 +1189,8 @@ public final class AurStore implements AutoCloseable {
                 return;
             }
             long previous = FrameChains.END;
-            for (int k = 0; k < entryCount; k++) {
-                previous = copy.append(previous, entryPosition[k], entryLength[k]);
-                if (previous == OffHeapArena.NO_SPACE) {
-                    previous = WindowStatTable.BROKEN_CHAIN;
-                    break;
-                }
+            for (int k = 0; k < entryCount && previous != FrameChains.BROKEN; k++) {
+                previous = copy.extend(previous, entryPosition[k], entryLength[k]);
             }
             table.rebuiltHead[id] = previous;
         }
@@ -1417,16 +1412,7 @@ public final class AurStore implements AutoCloseable {
 
         /** Appends the moved frame to its window's new chain. */
         void chain(int id, long position, int length) {
-            long head = table.rebuiltHead[id];
-            if (head == WindowStatTable.BROKEN_CHAIN) {
-                return;
-            }
-            long r = chains.append(head, position, length);
-            if (r == OffHeapArena.NO_SPACE) {
-                table.rebuiltHead[id] = WindowStatTable.BROKEN_CHAIN;
-            } else {
-                table.rebuiltHead[id] = r;
-            }
+            table.rebuiltHead[id] = chains.extend(table.rebuiltHead[id], position, length);
         }
 
         /** Adjacent live frames move in one zero-copy transfer. */

@@ -25,6 +25,9 @@ import io.flowkv.core.memory.OffHeapArena;
 final class FrameChains implements AutoCloseable {
     static final long END = -1L;
 
+    /** The head of a window whose chain lost a record: read it by an index scan. */
+    static final long BROKEN = -2L;
+
     private static final int PREVIOUS = 0;
     private static final int POSITION = 8;
     private static final int LENGTH = 16;
@@ -52,6 +55,18 @@ final class FrameChains implements AutoCloseable {
         arena.putInt(r, LENGTH, length);
         records++;
         return r;
+    }
+
+    /**
+     * Adds a frame after {@code head} and returns the new head; {@link #BROKEN} if {@code head}
+     * already was, or if the budget refused the record.
+     */
+    long extend(long head, long position, int length) {
+        if (head == BROKEN) {
+            return BROKEN;
+        }
+        long r = append(head, position, length);
+        return r == OffHeapArena.NO_SPACE ? BROKEN : r;
     }
 
     long previous(long record) {

@@ -27,9 +27,6 @@ final class WindowStatTable {
     /** Read by a get since its last append: the engine fired it, prediction skips it. */
     static final int SERVED = 2;
 
-    /** {@link #frameHead} of a window whose chain lost a record: read it by an index scan. */
-    static final long BROKEN_CHAIN = -2L;
-
     /** Bytes of the parallel arrays per slot (11 longs, 4 ints, 3 references at 8 bytes). */
     private static final long SLOT_BYTES = 11 * 8 + 4 * 4 + 3 * 8;
 
