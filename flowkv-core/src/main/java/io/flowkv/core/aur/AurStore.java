@@ -240,26 +240,26 @@ public final class AurStore implements AutoCloseable {
         checkOpen();
         int length = value.length;
         ensureDirtyRoom();
-        long record = allocateRecord(RECORD_HEADER + length);
         int id = table.find(key, window);
         if (id == NO_ID) {
-            id = table.insert(key, window, flushSeq);
+            id = insertMakingRoom(key, window);
         }
+        long record = allocateRecord(RECORD_HEADER + length);
         writeBuffer.putLong(record, NEXT_OFFSET, NONE);
         writeBuffer.putInt(record, LENGTH_OFFSET, length);
         writeBuffer.putBytes(record, RECORD_HEADER, value, 0, length);
-        if (table.writeHead[id] == NONE) {
-            table.writeHead[id] = record;
+        if (table.writeHead(id) == NONE) {
+            table.setWriteHead(id, record);
             addDirty(id);
         } else {
-            writeBuffer.putLong(table.writeTail[id], NEXT_OFFSET, record);
+            writeBuffer.putLong(table.writeTail(id), NEXT_OFFSET, record);
         }
-        table.writeTail[id] = record;
-        table.valueCount[id]++;
-        table.flags[id] &= ~SERVED;
-        if (timestamp > table.maxTimestamp[id]) {
-            table.maxTimestamp[id] = timestamp;
-            if ((table.flags[id] & EXPLICIT_ETT) == 0) {
+        table.setWriteTail(id, record);
+        table.setValueCount(id, table.valueCount(id) + 1);
+        table.setFlags(id, table.flags(id) & ~SERVED);
+        if (timestamp > table.maxTimestamp(id)) {
+            table.setMaxTimestamp(id, timestamp);
+            if ((table.flags(id) & EXPLICIT_ETT) == 0) {
                 updateEtt(id, predictor.estimate(table.window(id), timestamp));
             }
         }
@@ -278,7 +278,7 @@ public final class AurStore implements AutoCloseable {
         if (id == NO_ID) {
             id = table.insert(key, window, flushSeq);
         }
-        table.flags[id] |= EXPLICIT_ETT;
+        table.setFlags(id, table.flags(id) | EXPLICIT_ETT);
         updateEtt(id, ett);
     }
 
@@ -293,13 +293,13 @@ public final class AurStore implements AutoCloseable {
         if (id == NO_ID || timerTime == TriggerTimePredictor.UNKNOWN) {
             return;
         }
-        long ett = table.ett[id];
-        boolean explicit = (table.flags[id] & EXPLICIT_ETT) != 0;
+        long ett = table.ett(id);
+        boolean explicit = (table.flags(id) & EXPLICIT_ETT) != 0;
         if (!explicit
                 || ett == TriggerTimePredictor.UNKNOWN
                 || ett <= readClock
                 || timerTime < ett) {
-            table.flags[id] |= EXPLICIT_ETT;
+            table.setFlags(id, table.flags(id) | EXPLICIT_ETT);
             updateEtt(id, timerTime);
         }
     }
@@ -308,13 +308,13 @@ public final class AurStore implements AutoCloseable {
     public void withdrawTriggerTime(byte[] key, byte[] window, long timerTime) {
         checkOpen();
         int id = table.find(key, window);
-        if (id != NO_ID && (table.flags[id] & EXPLICIT_ETT) != 0 && table.ett[id] == timerTime) {
-            table.flags[id] &= ~EXPLICIT_ETT;
+        if (id != NO_ID && (table.flags(id) & EXPLICIT_ETT) != 0 && table.ett(id) == timerTime) {
+            table.setFlags(id, table.flags(id) & ~EXPLICIT_ETT);
             updateEtt(
                     id,
-                    table.maxTimestamp[id] == Long.MIN_VALUE
+                    table.maxTimestamp(id) == Long.MIN_VALUE
                             ? TriggerTimePredictor.UNKNOWN
-                            : predictor.estimate(table.window(id), table.maxTimestamp[id]));
+                            : predictor.estimate(table.window(id), table.maxTimestamp(id)));
         }
     }
 
@@ -322,7 +322,7 @@ public final class AurStore implements AutoCloseable {
     public long triggerTime(byte[] key, byte[] window) {
         checkOpen();
         int id = table.find(key, window);
-        return id == NO_ID ? TriggerTimePredictor.UNKNOWN : table.ett[id];
+        return id == NO_ID ? TriggerTimePredictor.UNKNOWN : table.ett(id);
     }
 
     /** Drops every value of the window; its flushed bytes become dead (reclaimed by compaction). */
@@ -335,18 +335,33 @@ public final class AurStore implements AutoCloseable {
         evictPrefetched(id);
         removeDirty(id);
         liveChainRecords -= chainLength(id);
-        long disk = table.diskBytes[id];
+        long disk = table.diskBytes(id);
         liveBytes -= disk;
         deadBytes += disk;
         table.remove(id);
         publishSpace();
     }
 
+    /**
+     * Adds a window to the stat table; when the budget refuses its slot, the write buffer is
+     * flushed and the prefetched copies given back (both return their memory) before it is asked
+     * again.
+     */
+    private int insertMakingRoom(byte[] key, byte[] window) throws IOException {
+        try {
+            return table.insert(key, window, flushSeq);
+        } catch (MemoryBudgetExceededException e) {
+            flush();
+            evictAllPrefetched();
+            return table.insert(key, window, flushSeq);
+        }
+    }
+
     private void updateEtt(int id, long ett) {
         // A prefetched copy stays: its values are still right (flushes extend it), only the bet on
         // when it fires moved, and a session extended shortly before its gap ran out usually fires
         // soon after all. When room is needed, the oldest copies go first.
-        table.ett[id] = ett;
+        table.setEtt(id, ett);
     }
 
     private long allocateRecord(int size) throws IOException {
@@ -397,21 +412,21 @@ public final class AurStore implements AutoCloseable {
     }
 
     private void addDirty(int id) {
-        table.dirtySlot[id] = dirtyCount;
+        table.setDirtySlot(id, dirtyCount);
         dirty[dirtyCount++] = id;
     }
 
     private void removeDirty(int id) {
-        int slot = table.dirtySlot[id];
+        int slot = table.dirtySlot(id);
         if (slot >= 0) {
             int last = dirty[--dirtyCount];
             dirty[slot] = last;
-            table.dirtySlot[last] = slot;
-            table.dirtySlot[id] = -1;
+            table.setDirtySlot(last, slot);
+            table.setDirtySlot(id, -1);
         }
-        table.writeHead[id] = NONE;
-        table.writeTail[id] = NONE;
-        table.valueCount[id] = 0;
+        table.setWriteHead(id, NONE);
+        table.setWriteTail(id, NONE);
+        table.setValueCount(id, 0);
     }
 
     /**
@@ -431,7 +446,7 @@ public final class AurStore implements AutoCloseable {
             for (int i = 0; i < dirtyCount; i++) {
                 int id = dirty[i];
                 long frameAt = dataWriter.beginFrame();
-                for (long r = table.writeHead[id];
+                for (long r = table.writeHead(id);
                         r != NONE;
                         r = writeBuffer.getLong(r, NEXT_OFFSET)) {
                     int length = writeBuffer.getInt(r, LENGTH_OFFSET);
@@ -450,8 +465,8 @@ public final class AurStore implements AutoCloseable {
                         flushSeq,
                         Positions.pack(activeData.id, frameAt),
                         (int) frameLength,
-                        table.valueCount[id],
-                        table.maxTimestamp[id],
+                        table.valueCount(id),
+                        table.maxTimestamp(id),
                         key,
                         0,
                         key.length,
@@ -475,16 +490,16 @@ public final class AurStore implements AutoCloseable {
         }
         for (int i = 0; i < dirtyCount; i++) {
             int id = dirty[i];
-            table.diskBytes[id] += flushLength[i];
+            table.setDiskBytes(id, table.diskBytes(id) + flushLength[i]);
             extendChain(id, flushPosition[i], (int) flushLength[i]);
-            if (table.prefetched[id] != null) {
+            if (table.prefetched(id) != null) {
                 // The prefetched copy lacks the frame just written.
                 extendPrefetched(id);
             }
-            table.writeHead[id] = NONE;
-            table.writeTail[id] = NONE;
-            table.valueCount[id] = 0;
-            table.dirtySlot[id] = -1;
+            table.setWriteHead(id, NONE);
+            table.setWriteTail(id, NONE);
+            table.setValueCount(id, 0);
+            table.setDirtySlot(id, -1);
         }
         activeData.size = dataWriter.size();
         activeIndex.size = indexWriter.size();
@@ -597,13 +612,13 @@ public final class AurStore implements AutoCloseable {
         if (id == NO_ID) {
             return false;
         }
-        long ett = table.ett[id];
+        long ett = table.ett(id);
         if (ett != TriggerTimePredictor.UNKNOWN && ett > readClock) {
             readClock = ett;
         }
         boolean any = false;
-        if (table.diskBytes[id] > 0) {
-            if (table.prefetched[id] != null) {
+        if (table.diskBytes(id) > 0) {
+            if (table.prefetched(id) != null) {
                 stats.addPrefetchHit();
                 any = serveCached(id, consumer);
             } else {
@@ -612,13 +627,13 @@ public final class AurStore implements AutoCloseable {
             }
         }
         any |= serveWriteBuffer(id, consumer);
-        table.flags[id] |= SERVED;
+        table.setFlags(id, table.flags(id) | SERVED);
         return any;
     }
 
     /** Serves the window's prefetched copy: [length][bytes] records in native memory. */
     private boolean serveCached(int id, ValueConsumer consumer) {
-        OffHeapBuffer values = table.prefetched[id];
+        OffHeapBuffer values = table.prefetched(id);
         long end = values.capacity();
         boolean any = false;
         long at = 0;
@@ -665,7 +680,7 @@ public final class AurStore implements AutoCloseable {
 
     private boolean serveWriteBuffer(int id, ValueConsumer consumer) {
         boolean any = false;
-        for (long r = table.writeHead[id]; r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
+        for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
             int length = writeBuffer.getInt(r, LENGTH_OFFSET);
             ensureScratch(length);
             writeBuffer.getBytes(r, RECORD_HEADER, scratch, 0, length);
@@ -684,7 +699,7 @@ public final class AurStore implements AutoCloseable {
         boolean cacheRequested = planBatch(requested, stamp);
         entryCount = 0;
         boolean compact = shouldCompact();
-        if (betCount == 0 && !compact && table.frameHead[requested] >= 0) {
+        if (betCount == 0 && !compact && table.frameHead(requested) >= 0) {
             // The chain says where the window's frames are: O(its frames), whatever the store
             // holds.
             stats.addChainRead();
@@ -709,25 +724,25 @@ public final class AurStore implements AutoCloseable {
     private boolean planBatch(int requested, long stamp) {
         evictServedPrefetched();
         long limit = options.prefetchBufferLimit();
-        long need = table.diskBytes[requested];
+        long need = table.diskBytes(requested);
         while (need > limit - prefetchUsed && evictOldestPrefetched()) {
             // Older bets make room for the window asked for now.
         }
         boolean cacheRequested = need <= limit - prefetchUsed;
         long room = limit - prefetchUsed - (cacheRequested ? need : 0);
-        table.mark[requested] = stamp;
+        table.setMark(requested, stamp);
         requestedId = requested;
         int predicted = selectPredicted(requested);
         int bets = 0;
         for (int i = 0; i < predicted; i++) {
             int id = heapId[i];
-            long bytes = table.diskBytes[id];
+            long bytes = table.diskBytes(id);
             if (bytes > room) {
                 // The prefetch buffer bounds N: load fewer windows rather than exceed it.
                 break;
             }
             room -= bytes;
-            table.mark[id] = stamp;
+            table.setMark(id, stamp);
             bets++;
         }
         betCount = bets;
@@ -742,7 +757,10 @@ public final class AurStore implements AutoCloseable {
      */
     private int selectPredicted(int requested) {
         double ratio = options.readBatchRatio();
-        if (ratio == 0.0) {
+        if (ratio == 0.0
+                || table.knownTriggerTimes()
+                        <= (table.ett(requested) != TriggerTimePredictor.UNKNOWN ? 1 : 0)) {
+            // No other window has a trigger time to bet on: skip the pass over every window.
             return 0;
         }
         int n = (int) Math.min(Integer.MAX_VALUE - 8, (long) Math.ceil(ratio * table.size()));
@@ -761,13 +779,13 @@ public final class AurStore implements AutoCloseable {
         for (int id = 0, end = table.highWater(); id < end; id++) {
             if (!table.inUse(id)
                     || id == requested
-                    || table.diskBytes[id] == 0
-                    || table.prefetched[id] != null
-                    || (table.flags[id] & SERVED) != 0
-                    || table.ett[id] == TriggerTimePredictor.UNKNOWN) {
+                    || table.diskBytes(id) == 0
+                    || table.prefetched(id) != null
+                    || (table.flags(id) & SERVED) != 0
+                    || table.ett(id) == TriggerTimePredictor.UNKNOWN) {
                 continue;
             }
-            long rank = Math.max(table.ett[id], now);
+            long rank = Math.max(table.ett(id), now);
             if (size < n) {
                 heapKey[size] = rank;
                 heapId[size] = id;
@@ -829,31 +847,31 @@ public final class AurStore implements AutoCloseable {
             throws IOException {
         for (int i = 0; i < entryCount; i++) {
             int id = entryId[i];
-            table.scanned[id] = 0;
-            table.work[id] = 0;
+            table.setScanned(id, 0);
+            table.setWork(id, 0);
         }
         for (int i = 0; i < entryCount; i++) {
             int id = entryId[i];
-            table.scanned[id] += entryLength[i];
-            table.work[id]++;
+            table.setScanned(id, table.scanned(id) + entryLength[i]);
+            table.setWork(id, table.work(id) + 1);
         }
         boolean requestedFound = false;
         for (int i = 0; i < entryCount; i++) {
             int id = entryId[i];
-            if (table.work[id] < 0) {
+            if (table.work(id) < 0) {
                 continue;
             }
-            if (table.scanned[id] != table.diskBytes[id]) {
+            if (table.scanned(id) != table.diskBytes(id)) {
                 throw new IllegalStateException(
                         "AUR index scan found "
-                                + table.scanned[id]
+                                + table.scanned(id)
                                 + " data bytes for a window the stat table says has "
-                                + table.diskBytes[id]);
+                                + table.diskBytes(id));
             }
             long payload =
-                    table.scanned[id] - (long) table.work[id] * FrameDescriptor.HEADER_LENGTH;
-            table.work[id] = -1;
-            table.scanned[id] = 0;
+                    table.scanned(id) - (long) table.work(id) * FrameDescriptor.HEADER_LENGTH;
+            table.setWork(id, -1);
+            table.setScanned(id, 0);
             requestedFound |= id == requested;
             boolean wanted = id != requested || cacheRequested;
             OffHeapBuffer copy =
@@ -861,17 +879,16 @@ public final class AurStore implements AutoCloseable {
                             ? OffHeapBuffer.tryAllocate(budget, payload)
                             : null;
             if (copy != null) {
-                table.prefetched[id] = copy;
-                table.prefetchStamp[id] = ++loadStamp;
+                table.setPrefetched(id, copy, ++loadStamp);
                 prefetchUsed += payload;
             } else if (id != requested) {
-                table.mark[id] = 0;
+                table.setMark(id, 0);
             }
         }
         if (!requestedFound) {
             throw new IllegalStateException(
                     "AUR index scan found no entry of a window with "
-                            + table.diskBytes[requested]
+                            + table.diskBytes(requested)
                             + " flushed bytes");
         }
         boolean any = false;
@@ -879,7 +896,7 @@ public final class AurStore implements AutoCloseable {
         long loaded = 0;
         int i = 0;
         while (i < entryCount) {
-            if (table.mark[entryId[i]] != stamp) {
+            if (table.mark(entryId[i]) != stamp) {
                 i++;
                 continue;
             }
@@ -888,7 +905,7 @@ public final class AurStore implements AutoCloseable {
             long end = start + entryLength[i];
             int j = i + 1;
             while (j < entryCount
-                    && table.mark[entryId[j]] == stamp
+                    && table.mark(entryId[j]) == stamp
                     && Positions.segment(entryPosition[j]) == segmentId
                     && Positions.offset(entryPosition[j]) == end
                     && end + entryLength[j] - start <= scratch.length) {
@@ -902,7 +919,7 @@ public final class AurStore implements AutoCloseable {
             read += length;
             int at = 0;
             for (int k = i; k < j; k++) {
-                if (table.mark[entryId[k]] != stamp) {
+                if (table.mark(entryId[k]) != stamp) {
                     at += entryLength[k];
                     continue;
                 }
@@ -916,15 +933,15 @@ public final class AurStore implements AutoCloseable {
                     }
                     // Only a bet: drop it; the error surfaces when that window is asked for.
                     evictPrefetched(id);
-                    table.mark[id] = 0;
+                    table.setMark(id, 0);
                     at += entryLength[k];
                     continue;
                 }
                 int from = at + FrameDescriptor.HEADER_LENGTH;
-                OffHeapBuffer target = table.prefetched[id];
+                OffHeapBuffer target = table.prefetched(id);
                 if (target != null) {
-                    target.putBytes(table.scanned[id], scratch, from, payload);
-                    table.scanned[id] += payload;
+                    target.putBytes(table.scanned(id), scratch, from, payload);
+                    table.setScanned(id, table.scanned(id) + payload);
                     loaded += payload;
                 } else {
                     any |=
@@ -944,7 +961,7 @@ public final class AurStore implements AutoCloseable {
         dataBytesRead += read;
         stats.addRead(read);
         stats.addPrefetchLoad(loaded);
-        if (table.prefetched[requested] != null) {
+        if (table.prefetched(requested) != null) {
             any = serveCached(requested, consumer);
         }
         return any;
@@ -981,10 +998,10 @@ public final class AurStore implements AutoCloseable {
      */
     private void extendPrefetched(int id) {
         long extra = 0;
-        for (long r = table.writeHead[id]; r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
+        for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
             extra += 4 + writeBuffer.getInt(r, LENGTH_OFFSET);
         }
-        OffHeapBuffer old = table.prefetched[id];
+        OffHeapBuffer old = table.prefetched(id);
         long size = old.capacity();
         OffHeapBuffer values =
                 prefetchUsed + extra <= options.prefetchBufferLimit()
@@ -996,7 +1013,7 @@ public final class AurStore implements AutoCloseable {
         }
         old.copyTo(0, values, 0, size);
         long at = size;
-        for (long r = table.writeHead[id]; r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
+        for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
             int length = writeBuffer.getInt(r, LENGTH_OFFSET);
             values.putInt(at, length);
             writeBuffer
@@ -1005,22 +1022,23 @@ public final class AurStore implements AutoCloseable {
             at += 4 + length;
         }
         old.close();
-        table.prefetched[id] = values;
+        table.setPrefetched(id, values, 0);
         prefetchUsed += extra;
     }
 
     private void evictPrefetched(int id) {
-        OffHeapBuffer values = table.prefetched[id];
+        OffHeapBuffer values = table.prefetched(id);
         if (values != null) {
-            table.prefetched[id] = null;
+            table.clearPrefetched(id);
             prefetchUsed -= values.capacity();
             values.close();
         }
     }
 
     private void evictServedPrefetched() {
-        for (int id = 0, end = table.highWater(); id < end; id++) {
-            if (table.prefetched[id] != null && (table.flags[id] & SERVED) != 0) {
+        for (int i = table.prefetchedCount() - 1; i >= 0; i--) {
+            int id = table.prefetchedId(i);
+            if ((table.flags(id) & SERVED) != 0) {
                 evictPrefetched(id);
             }
         }
@@ -1028,9 +1046,9 @@ public final class AurStore implements AutoCloseable {
 
     private boolean evictOldestPrefetched() {
         int oldest = NO_ID;
-        for (int id = 0, end = table.highWater(); id < end; id++) {
-            if (table.prefetched[id] != null
-                    && (oldest == NO_ID || table.prefetchStamp[id] < table.prefetchStamp[oldest])) {
+        for (int i = 0, n = table.prefetchedCount(); i < n; i++) {
+            int id = table.prefetchedId(i);
+            if (oldest == NO_ID || table.prefetchStamp(id) < table.prefetchStamp(oldest)) {
                 oldest = id;
             }
         }
@@ -1042,8 +1060,8 @@ public final class AurStore implements AutoCloseable {
     }
 
     private void evictAllPrefetched() {
-        for (int id = 0, end = table.highWater(); id < end; id++) {
-            evictPrefetched(id);
+        while (table.prefetchedCount() > 0) {
+            evictPrefetched(table.prefetchedId(table.prefetchedCount() - 1));
         }
     }
 
@@ -1102,7 +1120,7 @@ public final class AurStore implements AutoCloseable {
                             position = moving.move(entry);
                             moving.chain(id, position, entry.frameLength);
                         }
-                        if (table.mark[id] == stamp) {
+                        if (table.mark(id) == stamp) {
                             collect(id, position, entry.frameLength);
                         }
                     });
@@ -1123,7 +1141,7 @@ public final class AurStore implements AutoCloseable {
     // ---------------------------------------------------------------- frame chains
 
     private void extendChain(int id, long position, int length) {
-        long head = table.frameHead[id];
+        long head = table.frameHead(id);
         if (head == FrameChains.BROKEN) {
             return;
         }
@@ -1134,12 +1152,12 @@ public final class AurStore implements AutoCloseable {
         } else {
             liveChainRecords++;
         }
-        table.frameHead[id] = extended;
+        table.setFrameHead(id, extended);
     }
 
     private long chainLength(int id) {
         long n = 0;
-        for (long r = table.frameHead[id]; r >= 0; r = chains.previous(r)) {
+        for (long r = table.frameHead(id); r >= 0; r = chains.previous(r)) {
             n++;
         }
         return n;
@@ -1155,7 +1173,7 @@ public final class AurStore implements AutoCloseable {
             return false;
         }
         int k = end;
-        for (long r = table.frameHead[id]; r >= 0; r = chains.previous(r)) {
+        for (long r = table.frameHead(id); r >= 0; r = chains.previous(r)) {
             k--;
             entryId[k] = id;
             entryPosition[k] = chains.position(r);
@@ -1176,9 +1194,9 @@ public final class AurStore implements AutoCloseable {
             if (!table.inUse(id)) {
                 continue;
             }
-            long head = table.frameHead[id];
+            long head = table.frameHead(id);
             if (head < 0) {
-                table.rebuiltHead[id] = head;
+                table.setRebuiltHead(id, head);
                 continue;
             }
             entryCount = 0;
@@ -1192,7 +1210,7 @@ public final class AurStore implements AutoCloseable {
             for (int k = 0; k < entryCount && previous != FrameChains.BROKEN; k++) {
                 previous = copy.extend(previous, entryPosition[k], entryLength[k]);
             }
-            table.rebuiltHead[id] = previous;
+            table.setRebuiltHead(id, previous);
         }
         entryCount = 0;
         installChains(copy);
@@ -1205,8 +1223,8 @@ public final class AurStore implements AutoCloseable {
         long live = 0;
         for (int id = 0, end = table.highWater(); id < end; id++) {
             if (table.inUse(id)) {
-                table.frameHead[id] = table.rebuiltHead[id];
-                table.rebuiltHead[id] = FrameChains.END;
+                table.setFrameHead(id, table.rebuiltHead(id));
+                table.setRebuiltHead(id, FrameChains.END);
                 live += chainLength(id);
             }
         }
@@ -1253,7 +1271,7 @@ public final class AurStore implements AutoCloseable {
                         e.buffer,
                         e.windowOffset,
                         e.windowLength);
-        return id != NO_ID && e.seq >= table.firstSeq[id] ? id : NO_ID;
+        return id != NO_ID && e.seq >= table.firstSeq(id) ? id : NO_ID;
     }
 
     private void collect(int id, long position, int length) {
@@ -1308,7 +1326,7 @@ public final class AurStore implements AutoCloseable {
      */
     private void dropBets() {
         for (int i = 0; i < betCount; i++) {
-            table.mark[heapId[i]] = 0;
+            table.setMark(heapId[i], 0);
         }
         betCount = 0;
         int kept = 0;
@@ -1339,7 +1357,7 @@ public final class AurStore implements AutoCloseable {
 
         Compaction() throws IOException {
             for (int id = 0, end = table.highWater(); id < end; id++) {
-                table.rebuiltHead[id] = FrameChains.END;
+                table.setRebuiltHead(id, FrameChains.END);
             }
             int dataId = newFileId(DATA_PREFIX);
             Path dataPath = directory.resolve(fileName(DATA_PREFIX, dataId));
@@ -1412,7 +1430,7 @@ public final class AurStore implements AutoCloseable {
 
         /** Appends the moved frame to its window's new chain. */
         void chain(int id, long position, int length) {
-            table.rebuiltHead[id] = chains.extend(table.rebuiltHead[id], position, length);
+            table.setRebuiltHead(id, chains.extend(table.rebuiltHead(id), position, length));
         }
 
         /** Adjacent live frames move in one zero-copy transfer. */
@@ -1567,7 +1585,7 @@ public final class AurStore implements AutoCloseable {
             int id = dirty[i];
             byte[] key = table.key(id);
             byte[] window = table.window(id);
-            for (long r = table.writeHead[id]; r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
+            for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
                 int length = writeBuffer.getInt(r, LENGTH_OFFSET);
                 ensureScratch(length);
                 writeBuffer.getBytes(r, RECORD_HEADER, scratch, 0, length);
@@ -1650,11 +1668,11 @@ public final class AurStore implements AutoCloseable {
             if (!table.inUse(id)) {
                 continue;
             }
-            out.putLong(table.ett[id]);
-            out.putLong(table.maxTimestamp[id]);
-            out.putLong(table.firstSeq[id]);
-            out.putLong(table.diskBytes[id]);
-            out.putInt(table.flags[id] & EXPLICIT_ETT);
+            out.putLong(table.ett(id));
+            out.putLong(table.maxTimestamp(id));
+            out.putLong(table.firstSeq(id));
+            out.putLong(table.diskBytes(id));
+            out.putInt(table.flags(id) & EXPLICIT_ETT);
             out.putBytes(table.key(id));
             out.putBytes(table.window(id));
         }
@@ -1711,10 +1729,10 @@ public final class AurStore implements AutoCloseable {
                         manifest, 0, "duplicate or invalid window entry " + i + " in manifest");
             }
             int id = table.insert(key, window, firstSeq);
-            table.ett[id] = ett;
-            table.maxTimestamp[id] = maxTimestamp;
-            table.diskBytes[id] = disk;
-            table.flags[id] = flags & EXPLICIT_ETT;
+            table.setEtt(id, ett);
+            table.setMaxTimestamp(id, maxTimestamp);
+            table.setDiskBytes(id, disk);
+            table.setFlags(id, flags & EXPLICIT_ETT);
             live += disk;
         }
         verifyIndex(manifest);
@@ -1742,7 +1760,7 @@ public final class AurStore implements AutoCloseable {
     /** Checks every index frame's checksum and that the index and the stat table agree. */
     private void verifyIndex(Path manifest) throws IOException {
         for (int id = 0, end = table.highWater(); id < end; id++) {
-            table.scanned[id] = 0;
+            table.setScanned(id, 0);
         }
         liveChainRecords = 0;
         IndexEntryDescriptor e = new IndexEntryDescriptor();
@@ -1768,21 +1786,21 @@ public final class AurStore implements AutoCloseable {
                     }
                     int id = liveId(e);
                     if (id != NO_ID) {
-                        table.scanned[id] += e.frameLength;
+                        table.setScanned(id, table.scanned(id) + e.frameLength);
                         extendChain(id, e.position, e.frameLength);
                     }
                 }
             }
         }
         for (int id = 0, end = table.highWater(); id < end; id++) {
-            if (table.inUse(id) && table.scanned[id] != table.diskBytes[id]) {
+            if (table.inUse(id) && table.scanned(id) != table.diskBytes(id)) {
                 throw new CorruptLogException(
                         manifest,
                         0,
                         "the index logs hold "
-                                + table.scanned[id]
+                                + table.scanned(id)
                                 + " data bytes of a window the manifest records with "
-                                + table.diskBytes[id]);
+                                + table.diskBytes(id));
             }
         }
     }
