@@ -43,6 +43,10 @@ final class AurStateStorage extends ListStorage<AurStore> {
                                             settings.writeBufferBytes(budget.capacity(), 2 * n))
                                     .prefetchBufferLimit(
                                             Math.max(1 << 20, budget.capacity() / (4L * n)))
+                                    .statCacheBytes(
+                                            Math.max(
+                                                    AurStoreOptions.MIN_STAT_CACHE_BYTES,
+                                                    settings.indexCacheBytes(budget.capacity(), n)))
                                     .jitterSeed(seed * 1_000_003L + i)
                                     .build();
                     return manifests == null

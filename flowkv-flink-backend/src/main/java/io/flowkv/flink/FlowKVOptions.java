@@ -1,5 +1,6 @@
 package io.flowkv.flink;
 
+import io.flowkv.core.aur.AurStoreOptions;
 import io.flowkv.core.index.PagedHashIndex;
 
 import org.apache.flink.configuration.ConfigOption;
@@ -38,11 +39,14 @@ public final class FlowKVOptions {
                     .withDescription(
                             "Native memory each RMW store instance (the store of aggregating "
                                     + "window state and of every non-window keyed state) keeps "
-                                    + "pages of its hash index in; the rest of the index lives in "
-                                    + "a page file on local disk and is read back on demand. When "
-                                    + "not set: a quarter of the operator's share of Flink managed "
-                                    + "memory, divided among the state's store instances. Allowed: "
-                                    + "at least "
+                                    + "pages of its hash index in, and each AUR store instance "
+                                    + "(session, count and global windows) the pages of its window "
+                                    + "table and frame chains (at least "
+                                    + AurStoreOptions.MIN_STAT_CACHE_BYTES
+                                    + " bytes there); the rest lives in page files on local disk "
+                                    + "and is read back on demand. When not set: a quarter of the "
+                                    + "operator's share of Flink managed memory, divided among the "
+                                    + "state's store instances. Allowed: at least "
                                     + PagedHashIndex.MIN_CACHE_BYTES
                                     + " bytes.");
 

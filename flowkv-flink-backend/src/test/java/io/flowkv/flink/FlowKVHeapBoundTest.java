@@ -1,6 +1,8 @@
 package io.flowkv.flink;
 
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
@@ -16,6 +18,7 @@ import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 
 import org.junit.jupiter.api.Test;
 
@@ -36,15 +39,90 @@ class FlowKVHeapBoundTest {
     private static final int KEY_GROUPS = 128;
     private static final int FIRST = 200_000;
     private static final int ALL = 2_000_000;
+    private static final int WINDOWS_FIRST = 50_000;
+    private static final int WINDOWS_ALL = 500_000;
 
     /** Slack for GC noise; a heap-resident index alone would grow by ~60 MB over these keys. */
     private static final long MAX_GROWTH_BYTES = 16L << 20;
 
     @Test
-    @SuppressWarnings("unchecked")
     void shouldKeepHeapFlatWhileKeysGrowPastTheIndexCache() throws Exception {
+        withBackend(
+                "dedup",
+                backend -> {
+                    ValueState<Long> seen =
+                            backend.getPartitionedState(
+                                    VoidNamespace.INSTANCE,
+                                    VoidNamespaceSerializer.INSTANCE,
+                                    new ValueStateDescriptor<>("seen", LongSerializer.INSTANCE));
+                    long firstSeen = dedup(backend, seen, 0, FIRST);
+                    long before = retainedHeap();
+                    firstSeen += dedup(backend, seen, FIRST, ALL);
+                    // Every key a second time: all of them are found, none is new.
+                    firstSeen += dedup(backend, seen, 0, ALL);
+                    long after = retainedHeap();
+                    System.out.printf(
+                            "FlowKVHeapBoundTest dedup: retained heap %d -> %d bytes%n",
+                            before, after);
+                    assertThat(firstSeen).as("keys seen for the first time").isEqualTo(ALL);
+                    assertThat(after - before)
+                            .as(
+                                    "heap growth from %d to %d keys (before %d, after %d bytes)",
+                                    FIRST, ALL, before, after)
+                            .isLessThan(MAX_GROWTH_BYTES);
+                });
+    }
+
+    /**
+     * Count and global windows live on the AUR store, one stat record per live (key, window): the
+     * records page to disk past the cache, so neither the heap nor the budget grows with windows.
+     */
+    @Test
+    void shouldKeepHeapFlatWhileLiveGlobalWindowsGrowPastTheCache() throws Exception {
+        withBackend(
+                "count-window",
+                backend -> {
+                    ListState<Long> contents =
+                            backend.getPartitionedState(
+                                    GlobalWindow.get(),
+                                    new GlobalWindow.Serializer(),
+                                    new ListStateDescriptor<>(
+                                            StoreSelector.WINDOW_CONTENTS,
+                                            LongSerializer.INSTANCE));
+                    appendWindows(backend, contents, 0, WINDOWS_FIRST);
+                    long before = retainedHeap();
+                    appendWindows(backend, contents, WINDOWS_FIRST, WINDOWS_ALL);
+                    // A second element in every window: each record is found again, most of them
+                    // read back from the page files.
+                    appendWindows(backend, contents, 0, WINDOWS_ALL);
+                    long after = retainedHeap();
+                    System.out.printf(
+                            "FlowKVHeapBoundTest windows: retained heap %d -> %d bytes%n",
+                            before, after);
+                    for (int k = 0; k < WINDOWS_ALL; k += WINDOWS_ALL / 500) {
+                        backend.setCurrentKey(spread(k));
+                        assertThat(contents.get())
+                                .as("window of key %d", k)
+                                .containsExactly((long) k, (long) k);
+                    }
+                    assertThat(after - before)
+                            .as(
+                                    "heap growth from %d to %d live windows (before %d, after %d"
+                                            + " bytes)",
+                                    WINDOWS_FIRST, WINDOWS_ALL, before, after)
+                            .isLessThan(MAX_GROWTH_BYTES);
+                });
+    }
+
+    private interface BackendTest {
+        void run(FlowKVKeyedStateBackend<Integer> backend) throws Exception;
+    }
+
+    @SuppressWarnings("unchecked")
+    private void withBackend(String operator, BackendTest test) throws Exception {
         Configuration config = new Configuration();
-        // A small index cache, so that most of the index lives in page files.
+        // A small cache, so that most of the index (and of the AUR window table) lives in page
+        // files.
         config.set(FlowKVOptions.INDEX_CACHE_SIZE, MemorySize.parse("1mb"));
         FlowKVStateBackend stateBackend =
                 new FlowKVStateBackend().configure(config, getClass().getClassLoader());
@@ -56,7 +134,7 @@ class FlowKVHeapBoundTest {
                                     new KeyedStateBackendParametersImpl<>(
                                             (Environment) env,
                                             new JobID(),
-                                            "dedup",
+                                            operator,
                                             IntSerializer.INSTANCE,
                                             KEY_GROUPS,
                                             KeyGroupRange.of(0, KEY_GROUPS - 1),
@@ -66,25 +144,7 @@ class FlowKVHeapBoundTest {
                                             Collections.emptyList(),
                                             new CloseableRegistry()));
             try {
-                ValueState<Long> seen =
-                        backend.getPartitionedState(
-                                VoidNamespace.INSTANCE,
-                                VoidNamespaceSerializer.INSTANCE,
-                                new ValueStateDescriptor<>("seen", LongSerializer.INSTANCE));
-                long firstSeen = dedup(backend, seen, 0, FIRST);
-                long before = retainedHeap();
-                firstSeen += dedup(backend, seen, FIRST, ALL);
-                // Every key a second time: all of them are found, none is new.
-                firstSeen += dedup(backend, seen, 0, ALL);
-                long after = retainedHeap();
-                System.out.printf(
-                        "FlowKVHeapBoundTest: retained heap %d -> %d bytes%n", before, after);
-                assertThat(firstSeen).as("keys seen for the first time").isEqualTo(ALL);
-                assertThat(after - before)
-                        .as(
-                                "heap growth from %d to %d keys (before %d, after %d bytes)",
-                                FIRST, ALL, before, after)
-                        .isLessThan(MAX_GROWTH_BYTES);
+                test.run(backend);
             } finally {
                 backend.dispose();
             }
@@ -93,15 +153,28 @@ class FlowKVHeapBoundTest {
         }
     }
 
+    /** Appends the key's number to the global window of each key of {@code [from, to)}. */
+    private static void appendWindows(
+            FlowKVKeyedStateBackend<Integer> backend, ListState<Long> contents, int from, int to)
+            throws Exception {
+        for (int k = from; k < to; k++) {
+            backend.setCurrentKey(spread(k));
+            contents.add((long) k);
+        }
+    }
+
+    /** Spreads the keys over the key groups as a hash partitioner would. */
+    private static int spread(int k) {
+        return k * 0x9E3779B1;
+    }
+
     /** Sets each key of {@code [from, to)} not seen yet; returns how many were new. */
     private static long dedup(
             FlowKVKeyedStateBackend<Integer> backend, ValueState<Long> seen, int from, int to)
             throws Exception {
         long fresh = 0;
         for (int k = from; k < to; k++) {
-            // Spread the keys over the key groups as a hash partitioner would.
-            int key = k * 0x9E3779B1;
-            backend.setCurrentKey(key);
+            backend.setCurrentKey(spread(k));
             Long v = seen.value();
             if (v == null) {
                 seen.update((long) k);

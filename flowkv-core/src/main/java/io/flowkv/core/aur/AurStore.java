@@ -6,6 +6,7 @@ import io.flowkv.core.Jitter;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.index.PagedRecords;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.FrameDescriptor;
@@ -96,6 +97,7 @@ public final class AurStore implements AutoCloseable {
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
+    private static final int DIRTY_ENTRY = Integer.BYTES + 2 * Long.BYTES;
     private static final long ENTRY_BYTES = Integer.BYTES + Long.BYTES + Integer.BYTES;
 
     private final AurStoreOptions options;
@@ -132,13 +134,15 @@ public final class AurStore implements AutoCloseable {
     private boolean writerFault;
 
     private int nextFileId = 1;
+    private int chainFiles;
     private long flushSeq = 1;
     private Path lastManifest;
 
-    private int[] dirty = new int[0];
+    /** Windows with values in the write buffer: [id: int][flushed length: long][position: long]. */
+    private OffHeapBuffer dirty;
+
+    private int dirtyCapacity;
     private int dirtyCount;
-    private long[] flushLength = new long[0];
-    private long[] flushPosition = new long[0];
     private long[] heapKey = new long[0];
     private int[] heapId = new int[0];
     private int[] entryId = new int[0];
@@ -175,19 +179,21 @@ public final class AurStore implements AutoCloseable {
         Jitter jitter = options.newJitter();
         this.writeBufferLimit = jitter.scale(options.writeBufferLimit());
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
-        this.table = new WindowStatTable(budget, 64);
+        this.table = new WindowStatTable(budget, io, directory, options.statCacheBytes() / 4 * 3);
         int chunk = (int) Math.min(64 * 1024, Math.max(1024, writeBufferLimit / 4));
         this.writeBuffer = new OffHeapArena(budget, chunk);
-        this.chains = new FrameChains(budget);
         IoBuffer data = null;
         try {
+            this.chains = newChains();
             data = IoBuffer.allocate(budget, DATA_STAGING, "AUR data log staging");
             this.indexStaging = IoBuffer.allocate(budget, INDEX_STAGING, "AUR index log staging");
         } catch (RuntimeException e) {
             if (data != null) {
                 data.close();
             }
-            chains.close();
+            if (chains != null) {
+                chains.close();
+            }
             table.release();
             throw e;
         }
@@ -390,37 +396,57 @@ public final class AurStore implements AutoCloseable {
      * flushes, which empties the list.
      */
     private void ensureDirtyRoom() throws IOException {
-        if (dirtyCount < dirty.length) {
+        if (dirtyCount < dirtyCapacity) {
             return;
         }
-        int capacity = Math.max(16, dirty.length * 2);
-        long bytes = (long) (capacity - dirty.length) * (Integer.BYTES + 2 * Long.BYTES);
-        if (!budget.tryReserve(bytes)) {
+        int capacity = Math.max(16, dirtyCapacity * 2);
+        long bytes = (long) capacity * DIRTY_ENTRY;
+        OffHeapBuffer grown = OffHeapBuffer.tryAllocate(budget, bytes);
+        if (grown == null) {
             evictAllPrefetched();
-            if (!budget.tryReserve(bytes)) {
+            grown = OffHeapBuffer.tryAllocate(budget, bytes);
+            if (grown == null) {
                 if (dirtyCount > 0) {
                     flush();
                     return;
                 }
-                budget.reserve(bytes, "AUR dirty-window list");
+                grown = OffHeapBuffer.allocate(budget, bytes, "AUR dirty-window list");
             }
         }
-        workReserved += bytes;
-        dirty = Arrays.copyOf(dirty, capacity);
-        flushLength = Arrays.copyOf(flushLength, capacity);
-        flushPosition = Arrays.copyOf(flushPosition, capacity);
+        if (dirty != null) {
+            dirty.copyTo(0, grown, 0, (long) dirtyCount * DIRTY_ENTRY);
+            dirty.close();
+        }
+        dirty = grown;
+        dirtyCapacity = capacity;
+    }
+
+    private int dirtyId(int i) {
+        return dirty.getInt((long) i * DIRTY_ENTRY);
+    }
+
+    private void setDirtyId(int i, int id) {
+        dirty.putInt((long) i * DIRTY_ENTRY, id);
+    }
+
+    private long flushLength(int i) {
+        return dirty.getLong((long) i * DIRTY_ENTRY + 4);
+    }
+
+    private long flushPosition(int i) {
+        return dirty.getLong((long) i * DIRTY_ENTRY + 12);
     }
 
     private void addDirty(int id) {
         table.setDirtySlot(id, dirtyCount);
-        dirty[dirtyCount++] = id;
+        setDirtyId(dirtyCount++, id);
     }
 
     private void removeDirty(int id) {
         int slot = table.dirtySlot(id);
         if (slot >= 0) {
-            int last = dirty[--dirtyCount];
-            dirty[slot] = last;
+            int last = dirtyId(--dirtyCount);
+            setDirtyId(slot, last);
             table.setDirtySlot(last, slot);
             table.setDirtySlot(id, -1);
         }
@@ -444,7 +470,7 @@ public final class AurStore implements AutoCloseable {
         try {
             long indexFrame = indexWriter.beginFrame();
             for (int i = 0; i < dirtyCount; i++) {
-                int id = dirty[i];
+                int id = dirtyId(i);
                 long frameAt = dataWriter.beginFrame();
                 for (long r = table.writeHead(id);
                         r != NONE;
@@ -477,8 +503,8 @@ public final class AurStore implements AutoCloseable {
                     indexWriter.endFrame();
                     indexFrame = indexWriter.beginFrame();
                 }
-                flushLength[i] = frameLength;
-                flushPosition[i] = Positions.pack(activeData.id, frameAt);
+                dirty.putLong((long) i * DIRTY_ENTRY + 4, frameLength);
+                dirty.putLong((long) i * DIRTY_ENTRY + 12, Positions.pack(activeData.id, frameAt));
                 flushed += frameLength;
             }
             indexWriter.endFrame();
@@ -489,9 +515,9 @@ public final class AurStore implements AutoCloseable {
             throw e;
         }
         for (int i = 0; i < dirtyCount; i++) {
-            int id = dirty[i];
-            table.setDiskBytes(id, table.diskBytes(id) + flushLength[i]);
-            extendChain(id, flushPosition[i], (int) flushLength[i]);
+            int id = dirtyId(i);
+            table.setDiskBytes(id, table.diskBytes(id) + flushLength(i));
+            extendChain(id, flushPosition(i), (int) flushLength(i));
             if (table.prefetched(id) != null) {
                 // The prefetched copy lacks the frame just written.
                 extendPrefetched(id);
@@ -1183,12 +1209,21 @@ public final class AurStore implements AutoCloseable {
         return true;
     }
 
+    private FrameChains newChains() {
+        return new FrameChains(
+                budget,
+                io,
+                directory.resolve(
+                        WindowStatTable.SCRATCH_PREFIX + "chains-" + chainFiles++ + ".records"),
+                Math.max(PagedRecords.MIN_CACHE_BYTES, options.statCacheBytes() / 4));
+    }
+
     /** Removed windows leave their records behind: copy the live ones once they are outnumbered. */
     private void copyChainsIfMostlyDead() {
         if (chains.records() <= 2 * liveChainRecords + CHAIN_COPY_SLACK) {
             return;
         }
-        FrameChains copy = new FrameChains(budget);
+        FrameChains copy = newChains();
         long kept = 0;
         for (int id = 0, end = table.highWater(); id < end; id++) {
             if (!table.inUse(id)) {
@@ -1353,7 +1388,7 @@ public final class AurStore implements AutoCloseable {
         LogSegment pending;
         long pendingStart;
         long pendingEnd;
-        final FrameChains chains = new FrameChains(budget);
+        final FrameChains chains;
 
         Compaction() throws IOException {
             for (int id = 0, end = table.highWater(); id < end; id++) {
@@ -1387,6 +1422,15 @@ public final class AurStore implements AutoCloseable {
             this.dataChannel = channel;
             this.index = new LogSegment(indexId, out.file(), FileType.AUR_INDEX_LOG, 0);
             this.writer = out;
+            try {
+                this.chains = newChains();
+            } catch (RuntimeException e) {
+                closeQuietly(channel, e);
+                closeQuietly(out, e);
+                deleteQuietly(io, dataPath, e);
+                deleteQuietly(io, index.path, e);
+                throw e;
+            }
         }
 
         /** Queues the entry's frame for transfer and rewrites the entry; returns its new place. */
@@ -1582,7 +1626,7 @@ public final class AurStore implements AutoCloseable {
                     }
                 });
         for (int i = 0; i < dirtyCount; i++) {
-            int id = dirty[i];
+            int id = dirtyId(i);
             byte[] key = table.key(id);
             byte[] window = table.window(id);
             for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
@@ -1839,6 +1883,19 @@ public final class AurStore implements AutoCloseable {
         return compactionThreshold;
     }
 
+    /**
+     * Pages of the stat table and frame chains read back from their scratch files: nonzero once the
+     * live windows outgrew {@link AurStoreOptions#statCacheBytes()}.
+     */
+    public long statPageReads() {
+        return table.pageReads() + chains.pageReads();
+    }
+
+    /** Native bytes of the stat table and frame chains: their page caches and page tables. */
+    long statMemoryBytes() {
+        return table.memoryBytes() + chains.memoryBytes();
+    }
+
     /** Windows in the stat table. */
     public int liveWindows() {
         return table.size();
@@ -1858,7 +1915,8 @@ public final class AurStore implements AutoCloseable {
                 + workReserved
                 + dataStaging.capacity()
                 + indexStaging.capacity()
-                + chains.memoryBytes();
+                + chains.memoryBytes()
+                + (dirty == null ? 0 : dirty.capacity());
     }
 
     private void publishSpace() {
@@ -1975,6 +2033,16 @@ public final class AurStore implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("AUR store in " + directory + " is closed");
         }
+        String failure = table.failure() != null ? table.failure() : chains.failure();
+        if (failure != null) {
+            // A page of the stat table or the chains was lost half way through an operation.
+            throw new IllegalStateException(
+                    "AUR store in "
+                            + directory
+                            + " is unusable: "
+                            + failure
+                            + "; restore it from its last checkpoint");
+        }
     }
 
     /** Closes every file and returns every byte to the budget. Files stay on disk. */
@@ -1997,12 +2065,17 @@ public final class AurStore implements AutoCloseable {
         for (LogSegment segment : indexSegments) {
             failure = closeSegment(segment, failure);
         }
-        evictAllPrefetched();
+        // The table may be unusable (a scratch page could not be written): release without it.
+        prefetchUsed -= table.closePrefetched();
         chains.close();
         table.release();
         writeBuffer.close();
         budget.release(workReserved);
         workReserved = 0;
+        if (dirty != null) {
+            dirty.close();
+            dirty = null;
+        }
         scratch = new byte[0];
         if (failure != null) {
             throw failure;

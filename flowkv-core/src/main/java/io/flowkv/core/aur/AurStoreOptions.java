@@ -2,6 +2,7 @@ package io.flowkv.core.aur;
 
 import io.flowkv.core.Checks;
 import io.flowkv.core.Jitter;
+import io.flowkv.core.index.PagedHashIndex;
 import io.flowkv.core.log.FileIo;
 
 import java.nio.file.Path;
@@ -16,6 +17,13 @@ public final class AurStoreOptions {
     public static final long DEFAULT_WRITE_BUFFER_LIMIT = 4L << 20;
     public static final long DEFAULT_PREFETCH_BUFFER_LIMIT = 16L << 20;
     public static final long DEFAULT_SEGMENT_SIZE = 64L << 20;
+    public static final long DEFAULT_STAT_CACHE_BYTES = 16L << 20;
+
+    /**
+     * The least page cache of the stat table and frame chains: a quarter for the chains and a
+     * quarter for the table's hash index, each at least what a hash index works with.
+     */
+    public static final long MIN_STAT_CACHE_BYTES = 4 * PagedHashIndex.MIN_CACHE_BYTES;
 
     private final Path directory;
     private final double readBatchRatio;
@@ -23,6 +31,7 @@ public final class AurStoreOptions {
     private final long writeBufferLimit;
     private final long prefetchBufferLimit;
     private final long segmentSize;
+    private final long statCacheBytes;
     private final TriggerTimePredictor predictor;
     private final FileIo fileIo;
     private final long jitterSeed;
@@ -39,6 +48,9 @@ public final class AurStoreOptions {
         this.prefetchBufferLimit =
                 Checks.checkRange("prefetchBufferLimit", b.prefetchBufferLimit, 0, 1L << 40);
         this.segmentSize = Checks.checkRange("segmentSize", b.segmentSize, 4096, 1L << 39);
+        this.statCacheBytes =
+                Checks.checkRange(
+                        "statCacheBytes", b.statCacheBytes, MIN_STAT_CACHE_BYTES, 1L << 40);
         this.predictor = Checks.checkNotNull("predictor", b.predictor);
         this.fileIo = Checks.checkNotNull("fileIo", b.fileIo);
         this.jitterSeed = b.jitterSeed;
@@ -76,6 +88,14 @@ public final class AurStoreOptions {
         return segmentSize;
     }
 
+    /**
+     * Native memory for the cached pages of the window stat table and of the frame chains; the rest
+     * of them is in scratch files, read back when touched.
+     */
+    public long statCacheBytes() {
+        return statCacheBytes;
+    }
+
     public TriggerTimePredictor predictor() {
         return predictor;
     }
@@ -104,6 +124,7 @@ public final class AurStoreOptions {
         private long writeBufferLimit = DEFAULT_WRITE_BUFFER_LIMIT;
         private long prefetchBufferLimit = DEFAULT_PREFETCH_BUFFER_LIMIT;
         private long segmentSize = DEFAULT_SEGMENT_SIZE;
+        private long statCacheBytes = DEFAULT_STAT_CACHE_BYTES;
         private TriggerTimePredictor predictor = TriggerTimePredictor.sessionGap();
         private FileIo fileIo = FileIo.DEFAULT;
         private long jitterSeed;
@@ -135,6 +156,11 @@ public final class AurStoreOptions {
 
         public Builder segmentSize(long bytes) {
             this.segmentSize = bytes;
+            return this;
+        }
+
+        public Builder statCacheBytes(long bytes) {
+            this.statCacheBytes = bytes;
             return this;
         }
 

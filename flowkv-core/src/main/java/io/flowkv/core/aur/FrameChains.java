@@ -1,26 +1,32 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.index.PagedRecords;
+import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
-import io.flowkv.core.memory.OffHeapArena;
+import io.flowkv.core.memory.MemoryBudgetExceededException;
+
+import java.nio.file.Path;
 
 /**
- * Where the flushed frames of each window are: one chain per window, newest frame first, in native
- * memory charged to the budget. A read that has nothing to bet on (no other window with a known
- * trigger time to prefetch) follows its window's chain instead of scanning the whole index log, so
- * it costs O(frames of that window): count windows, global windows and any window whose trigger
- * time is unknown are read this way.
+ * Where the flushed frames of each window are: one chain per window, newest frame first, in {@link
+ * PagedRecords} (a bounded page cache in native memory charged to the budget, the rest in a scratch
+ * page file). A read that has nothing to bet on (no other window with a known trigger time to
+ * prefetch) follows its window's chain instead of scanning the whole index log, so it costs
+ * O(frames of that window): count windows, global windows and any window whose trigger time is
+ * unknown are read this way.
  *
  * <pre>
- *   0                 8                 16         20
- *  +-----------------+-----------------+----------+
- *  | previous record |  data position  | frame len|
- *  +-----------------+-----------------+----------+
+ *   0                 8                 16         20         24
+ *  +-----------------+-----------------+----------+----------+
+ *  | previous record |  data position  | frame len| (unused) |
+ *  +-----------------+-----------------+----------+----------+
  * </pre>
  *
- * Records are never freed one by one: a removed window leaves its records behind, and the store
- * copies the live chains into a new instance when the dead ones outweigh them (and after a
- * compaction, which moves every frame, rebuilds them anyway). A record the budget refuses returns
- * {@link OffHeapArena#NO_SPACE}; the store then reads that window by an index scan.
+ * Records are numbered in append order and never freed one by one: a removed window leaves its
+ * records behind, and the store copies the live chains into a new instance when the dead ones
+ * outweigh them (and after a compaction, which moves every frame, rebuilds them anyway). A record
+ * the budget refuses (the page table cannot grow, or no page can be cached at all) returns {@link
+ * #NO_SPACE}; the store then reads that window by an index scan.
  */
 final class FrameChains implements AutoCloseable {
     static final long END = -1L;
@@ -28,31 +34,43 @@ final class FrameChains implements AutoCloseable {
     /** The head of a window whose chain lost a record: read it by an index scan. */
     static final long BROKEN = -2L;
 
+    static final long NO_SPACE = -3L;
+
     private static final int PREVIOUS = 0;
     private static final int POSITION = 8;
     private static final int LENGTH = 16;
-    private static final int RECORD_BYTES = 20;
-    private static final int CHUNK_BYTES = 4 * 1024;
+    private static final int RECORD_BYTES = 24;
 
-    private final OffHeapArena arena;
+    private final PagedRecords pages;
     private long records;
 
-    FrameChains(MemoryBudget budget) {
-        this.arena = new OffHeapArena(budget, CHUNK_BYTES);
+    /** Chains whose page cache takes at most {@code cacheBytes}; pages spill to {@code file}. */
+    FrameChains(MemoryBudget budget, FileIo io, Path file, long cacheBytes) {
+        this.pages =
+                new PagedRecords(
+                        budget,
+                        io,
+                        file,
+                        "AUR frame chains",
+                        RECORD_BYTES,
+                        Math.max(PagedRecords.MIN_CACHE_BYTES, cacheBytes));
     }
 
     /**
      * Adds a frame after {@code previous} ({@link #END} for a window's first); returns the new
-     * record, the window's new chain head, or {@link OffHeapArena#NO_SPACE}.
+     * record, the window's new chain head, or {@link #NO_SPACE}.
      */
     long append(long previous, long position, int length) {
-        long r = arena.tryAllocate(RECORD_BYTES);
-        if (r == OffHeapArena.NO_SPACE) {
-            return r;
+        long r = records;
+        try {
+            pages.ensureCapacity(r + 1);
+            pages.putLong(r, PREVIOUS, previous);
+            pages.putLong(r, POSITION, position);
+            pages.putInt(r, LENGTH, length);
+        } catch (MemoryBudgetExceededException e) {
+            // No page table or no first page: the window is read by an index scan instead.
+            return NO_SPACE;
         }
-        arena.putLong(r, PREVIOUS, previous);
-        arena.putLong(r, POSITION, position);
-        arena.putInt(r, LENGTH, length);
         records++;
         return r;
     }
@@ -66,19 +84,19 @@ final class FrameChains implements AutoCloseable {
             return BROKEN;
         }
         long r = append(head, position, length);
-        return r == OffHeapArena.NO_SPACE ? BROKEN : r;
+        return r == NO_SPACE ? BROKEN : r;
     }
 
     long previous(long record) {
-        return arena.getLong(record, PREVIOUS);
+        return pages.getLong(record, PREVIOUS);
     }
 
     long position(long record) {
-        return arena.getLong(record, POSITION);
+        return pages.getLong(record, POSITION);
     }
 
     int length(long record) {
-        return arena.getInt(record, LENGTH);
+        return pages.getInt(record, LENGTH);
     }
 
     /** Records appended, live or not. */
@@ -86,12 +104,21 @@ final class FrameChains implements AutoCloseable {
         return records;
     }
 
+    /** Why the chains became unusable (a scratch page was lost), or null. */
+    String failure() {
+        return pages.failure();
+    }
+
     long memoryBytes() {
-        return arena.reservedBytes();
+        return pages.memoryBytes();
+    }
+
+    long pageReads() {
+        return pages.pageReads();
     }
 
     @Override
     public void close() {
-        arena.close();
+        pages.close();
     }
 }

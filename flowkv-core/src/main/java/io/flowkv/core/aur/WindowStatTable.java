@@ -2,36 +2,44 @@ package io.flowkv.core.aur;
 
 import io.flowkv.core.index.Hashing;
 import io.flowkv.core.index.LongHashIndex;
+import io.flowkv.core.index.PagedHashIndex;
+import io.flowkv.core.index.PagedRecords;
+import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
 import io.flowkv.core.memory.OffHeapBuffer;
 import io.flowkv.core.memory.OffHeapSlab;
 
+import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * The stat table of the AUR store: one slot per live (key, state window), found through a {@link
- * LongHashIndex} keyed by the pair's hash. Slots, the index and the copied key and window bytes all
- * live in native memory charged to the budget; the Java heap holds one chunk reference per {@value
- * #SLOTS_PER_CHUNK} slots and the list of prefetched windows, whose length the prefetch buffer
- * bounds. A slot id stays fixed for the window's life; ids of removed windows are reused.
+ * The stat table of the AUR store: one record per live (key, state window), found through a {@link
+ * PagedHashIndex} keyed by the pair's hash. Records are {@link PagedRecords}: a bounded cache of
+ * pages in native memory charged to the budget, the rest in a scratch page file, so a store holds
+ * any number of live windows (count windows of millions of keys) in a fixed budget; cold windows
+ * cost a page read when next touched. Key and window bytes are kept in the record when together
+ * they fit {@value #INLINE_BYTES} bytes, else in a native {@link OffHeapSlab} block. The Java heap
+ * holds the list of prefetched windows, whose length the prefetch buffer bounds. A record id stays
+ * fixed for the window's life; ids of removed windows are reused.
  *
- * <p>Slot layout, little-endian:
+ * <p>Record layout, little-endian:
  *
  * <pre>
  *   0 ett            8 max timestamp   16 first sequence   24 data-log bytes
  *  32 write head    40 write tail      48 mark             56 scanned bytes
  *  64 frame head    72 rebuilt head    80 key block        88 flags
  *  92 dirty slot    96 value count    100 work            104 key length
- * 108 window length 112 prefetch slot 116 (unused)        120
+ * 108 window length 112 prefetch slot 116 (unused)        120 key and window bytes (inline)
+ * 168
  * </pre>
  *
  * The estimated trigger time and whether the engine set it, the largest timestamp, the first flush
  * sequence number of this incarnation (older index entries are dead), the data-log bytes of its
  * flushed frames and the head of their {@link FrameChains chain}, the head and tail of its
  * write-buffer chain, scratch fields of reads and compactions, and where its key and window bytes
- * are (one slab block: key then window). A free slot has key block {@link #FREE}; its write-head
- * field links the free list.
+ * are ({@link #INLINE} or a slab block: key then window). A free record has key block {@link
+ * #FREE}; its write-head field links the free list.
  */
 final class WindowStatTable {
     static final int NO_ID = -1;
@@ -42,10 +50,11 @@ final class WindowStatTable {
     /** Read by a get since its last append: the engine fired it, prediction skips it. */
     static final int SERVED = 2;
 
-    static final int SLOT_BYTES = 120;
-    static final int SLOTS_PER_CHUNK = 512;
+    static final int RECORD_BYTES = 168;
+    static final int INLINE_BYTES = 48;
 
     private static final long FREE = -2L;
+    private static final long INLINE = -3L;
 
     private static final int ETT = 0;
     private static final int MAX_TIMESTAMP = 8;
@@ -65,16 +74,16 @@ final class WindowStatTable {
     private static final int KEY_LENGTH = 104;
     private static final int WINDOW_LENGTH = 108;
     private static final int PREFETCH_SLOT = 112;
+    private static final int KEY_BYTES = 120;
 
     private static final int KEY_CHUNK_BYTES = 64 * 1024;
 
     private final MemoryBudget budget;
-    private final LongHashIndex index;
+    private final PagedRecords records;
+    private final PagedHashIndex index;
     private final LongHashIndex.KeyMatcher matcher = this::matchesProbe;
     private final OffHeapSlab keys;
 
-    private OffHeapBuffer[] chunks = new OffHeapBuffer[4];
-    private int chunkCount;
     private int freeHead = NO_ID;
     private int highWater;
     private int size;
@@ -94,11 +103,49 @@ final class WindowStatTable {
     private int probeWindowOffset;
     private int probeWindowLength;
 
-    WindowStatTable(MemoryBudget budget, int initialCapacity) {
+    /**
+     * An empty table whose page caches take about {@code cacheBytes} (three quarters for records, a
+     * quarter for the hash index) and whose scratch files are in {@code directory}.
+     */
+    WindowStatTable(MemoryBudget budget, FileIo io, Path directory, long cacheBytes) {
         this.budget = budget;
-        this.index = new LongHashIndex(budget, initialCapacity);
-        this.keys = new OffHeapSlab(budget, KEY_CHUNK_BYTES);
+        this.records =
+                new PagedRecords(
+                        budget,
+                        io,
+                        directory.resolve(SCRATCH_PREFIX + "stat.records"),
+                        "AUR stat table",
+                        RECORD_BYTES,
+                        Math.max(
+                                PagedRecords.MIN_CACHE_BYTES,
+                                cacheBytes - indexCacheBytes(cacheBytes)));
+        PagedHashIndex idx = null;
+        try {
+            idx =
+                    new PagedHashIndex(
+                            budget,
+                            io,
+                            directory,
+                            SCRATCH_PREFIX + "stat-index-",
+                            indexCacheBytes(cacheBytes),
+                            1024);
+            this.keys = new OffHeapSlab(budget, KEY_CHUNK_BYTES);
+        } catch (RuntimeException e) {
+            if (idx != null) {
+                idx.close();
+            }
+            records.close();
+            throw e;
+        }
+        this.index = idx;
     }
+
+    private static long indexCacheBytes(long cacheBytes) {
+        return Math.max(PagedHashIndex.MIN_CACHE_BYTES, cacheBytes / 4);
+    }
+
+    /** File names of the scratch files of a running store (deleted by {@link #release}). */
+    static final String SCRATCH_PREFIX = "scratch-";
 
     int size() {
         return size;
@@ -120,21 +167,41 @@ final class WindowStatTable {
 
     byte[] key(int id) {
         byte[] key = new byte[getInt(id, KEY_LENGTH)];
-        keys.getBytes(getLong(id, KEY_BLOCK), 0, key, 0, key.length);
+        readKeyBytes(id, 0, key);
         return key;
     }
 
     byte[] window(int id) {
-        int keyLength = getInt(id, KEY_LENGTH);
         byte[] window = new byte[getInt(id, WINDOW_LENGTH)];
-        keys.getBytes(getLong(id, KEY_BLOCK), keyLength, window, 0, window.length);
+        readKeyBytes(id, getInt(id, KEY_LENGTH), window);
         return window;
     }
 
+    private void readKeyBytes(int id, int from, byte[] dst) {
+        long block = getLong(id, KEY_BLOCK);
+        if (block == INLINE) {
+            records.getBytes(id, KEY_BYTES + from, dst, 0, dst.length);
+        } else {
+            keys.getBytes(block, from, dst, 0, dst.length);
+        }
+    }
+
+    /** Why the records became unusable (a scratch page was lost), or null. */
+    String failure() {
+        return records.failure();
+    }
+
     long memoryBytes() {
-        return (long) chunkCount * SLOTS_PER_CHUNK * SLOT_BYTES
-                + keys.reservedBytes()
-                + index.memoryBytes();
+        return records.memoryBytes() + keys.reservedBytes() + index.memoryBytes();
+    }
+
+    /** Pages of the table read back from and written to its scratch files. */
+    long pageReads() {
+        return records.pageReads() + index.pageReads();
+    }
+
+    long pageWrites() {
+        return records.pageWrites() + index.pageWrites();
     }
 
     int find(byte[] key, byte[] window) {
@@ -144,27 +211,39 @@ final class WindowStatTable {
     int find(byte[] kb, int ko, int kl, byte[] wb, int wo, int wl) {
         setProbe(kb, ko, kl, wb, wo, wl);
         long v = index.get(hash(kb, ko, kl, wb, wo, wl), matcher);
-        return v == LongHashIndex.NONE ? NO_ID : (int) v;
+        return v == PagedHashIndex.NONE ? NO_ID : (int) v;
     }
 
-    /** Adds a slot for a window not in the table; copies key and window. */
+    /** Adds a record for a window not in the table; copies key and window. */
     int insert(byte[] key, byte[] window, long firstSequence) {
         int id = freeHead != NO_ID ? freeHead : highWater;
-        if (id == highWater && highWater == chunkCount * SLOTS_PER_CHUNK) {
-            addChunk();
+        if (id == highWater) {
+            if (highWater == Integer.MAX_VALUE - 1) {
+                throw new IllegalStateException("AUR stat table full: 2^31 live windows");
+            }
+            records.ensureCapacity((long) highWater + 1);
         }
         int length = key.length + window.length;
-        long block = keys.tryAllocate(length);
-        if (block == OffHeapSlab.NO_SPACE) {
-            throw refused("AUR stat table key", OffHeapSlab.blockBytes(length));
+        long block = INLINE;
+        if (length > INLINE_BYTES) {
+            block = keys.tryAllocate(length);
+            if (block == OffHeapSlab.NO_SPACE) {
+                throw new MemoryBudgetExceededException(
+                        "AUR stat table key of " + length + " bytes",
+                        OffHeapSlab.blockBytes(length),
+                        budget.available(),
+                        budget.capacity());
+            }
+            keys.putBytes(block, 0, key, 0, key.length);
+            keys.putBytes(block, key.length, window, 0, window.length);
         }
-        keys.putBytes(block, 0, key, 0, key.length);
-        keys.putBytes(block, key.length, window, 0, window.length);
         setProbe(key, 0, key.length, window, 0, window.length);
         try {
             index.put(hash(key, 0, key.length, window, 0, window.length), id, matcher);
         } catch (RuntimeException e) {
-            keys.free(block, length);
+            if (block != INLINE) {
+                keys.free(block, length);
+            }
             throw e;
         }
         if (id == highWater) {
@@ -172,31 +251,33 @@ final class WindowStatTable {
         } else {
             freeHead = (int) getLong(id, WRITE_HEAD);
         }
-        OffHeapBuffer c = chunk(id);
-        long at = slot(id);
-        c.putLong(at + ETT, TriggerTimePredictor.UNKNOWN);
-        c.putLong(at + MAX_TIMESTAMP, Long.MIN_VALUE);
-        c.putLong(at + FIRST_SEQ, firstSequence);
-        c.putLong(at + DISK_BYTES, 0);
-        c.putLong(at + WRITE_HEAD, NONE);
-        c.putLong(at + WRITE_TAIL, NONE);
-        c.putLong(at + MARK, 0);
-        c.putLong(at + SCANNED, 0);
-        c.putLong(at + FRAME_HEAD, FrameChains.END);
-        c.putLong(at + REBUILT_HEAD, FrameChains.END);
-        c.putLong(at + KEY_BLOCK, block);
-        c.putInt(at + FLAGS, 0);
-        c.putInt(at + DIRTY_SLOT, -1);
-        c.putInt(at + VALUE_COUNT, 0);
-        c.putInt(at + WORK, 0);
-        c.putInt(at + KEY_LENGTH, key.length);
-        c.putInt(at + WINDOW_LENGTH, window.length);
-        c.putInt(at + PREFETCH_SLOT, -1);
+        if (block == INLINE) {
+            records.putBytes(id, KEY_BYTES, key, 0, key.length);
+            records.putBytes(id, KEY_BYTES + key.length, window, 0, window.length);
+        }
+        putLong(id, ETT, TriggerTimePredictor.UNKNOWN);
+        putLong(id, MAX_TIMESTAMP, Long.MIN_VALUE);
+        putLong(id, FIRST_SEQ, firstSequence);
+        putLong(id, DISK_BYTES, 0);
+        putLong(id, WRITE_HEAD, NONE);
+        putLong(id, WRITE_TAIL, NONE);
+        putLong(id, MARK, 0);
+        putLong(id, SCANNED, 0);
+        putLong(id, FRAME_HEAD, FrameChains.END);
+        putLong(id, REBUILT_HEAD, FrameChains.END);
+        putLong(id, KEY_BLOCK, block);
+        putInt(id, FLAGS, 0);
+        putInt(id, DIRTY_SLOT, -1);
+        putInt(id, VALUE_COUNT, 0);
+        putInt(id, WORK, 0);
+        putInt(id, KEY_LENGTH, key.length);
+        putInt(id, WINDOW_LENGTH, window.length);
+        putInt(id, PREFETCH_SLOT, -1);
         size++;
         return id;
     }
 
-    /** Frees the slot. The caller has already dropped its prefetched values and buffer chain. */
+    /** Frees the record. The caller has already dropped its prefetched values and buffer chain. */
     void remove(int id) {
         if (getInt(id, PREFETCH_SLOT) >= 0) {
             throw new IllegalStateException("AUR window removed with its prefetched copy held");
@@ -206,35 +287,14 @@ final class WindowStatTable {
         byte[] window = window(id);
         setProbe(key, 0, key.length, window, 0, window.length);
         index.remove(hash(key, 0, key.length, window, 0, window.length), matcher);
-        keys.free(getLong(id, KEY_BLOCK), key.length + window.length);
+        long block = getLong(id, KEY_BLOCK);
+        if (block != INLINE) {
+            keys.free(block, key.length + window.length);
+        }
         putLong(id, KEY_BLOCK, FREE);
         putLong(id, WRITE_HEAD, freeHead);
         freeHead = id;
         size--;
-    }
-
-    private void addChunk() {
-        if (chunkCount == chunks.length) {
-            chunks = Arrays.copyOf(chunks, chunks.length * 2);
-        }
-        long bytes = (long) SLOTS_PER_CHUNK * SLOT_BYTES;
-        OffHeapBuffer c = OffHeapBuffer.tryAllocate(budget, bytes);
-        if (c == null) {
-            throw refused(
-                    "AUR stat table slots for "
-                            + (chunkCount + 1) * SLOTS_PER_CHUNK
-                            + " windows (the AUR store keeps every live session, count or global"
-                            + " window of each key in native memory, about "
-                            + (SLOT_BYTES + 32)
-                            + " bytes each plus its key)",
-                    bytes);
-        }
-        chunks[chunkCount++] = c;
-    }
-
-    private MemoryBudgetExceededException refused(String purpose, long bytes) {
-        return new MemoryBudgetExceededException(
-                purpose, bytes, budget.available(), budget.capacity());
     }
 
     // ---------------------------------------------------------------- fields
@@ -398,6 +458,21 @@ final class WindowStatTable {
         putInt(id, PREFETCH_SLOT, -1);
     }
 
+    /**
+     * Closes every prefetched copy without touching the records (they may be unusable after a
+     * scratch-file failure); returns the bytes freed.
+     */
+    long closePrefetched() {
+        long freed = 0;
+        for (int p = 0; p < prefetchCount; p++) {
+            freed += prefetchCopies[p].capacity();
+            prefetchCopies[p].close();
+            prefetchCopies[p] = null;
+        }
+        prefetchCount = 0;
+        return freed;
+    }
+
     /** Windows with a prefetched copy; {@link #prefetchedId} lists them (clearing reorders). */
     int prefetchedCount() {
         return prefetchCount;
@@ -407,30 +482,22 @@ final class WindowStatTable {
         return prefetchIds[i];
     }
 
-    // ---------------------------------------------------------------- slots
-
-    private OffHeapBuffer chunk(int id) {
-        return chunks[id / SLOTS_PER_CHUNK];
-    }
-
-    private static long slot(int id) {
-        return (long) (id % SLOTS_PER_CHUNK) * SLOT_BYTES;
-    }
+    // ---------------------------------------------------------------- records
 
     private long getLong(int id, int field) {
-        return chunk(id).getLong(slot(id) + field);
+        return records.getLong(id, field);
     }
 
     private void putLong(int id, int field, long value) {
-        chunk(id).putLong(slot(id) + field, value);
+        records.putLong(id, field, value);
     }
 
     private int getInt(int id, int field) {
-        return chunk(id).getInt(slot(id) + field);
+        return records.getInt(id, field);
     }
 
     private void putInt(int id, int field, int value) {
-        chunk(id).putInt(slot(id) + field, value);
+        records.putInt(id, field, value);
     }
 
     private static long hash(byte[] kb, int ko, int kl, byte[] wb, int wo, int wl) {
@@ -454,22 +521,33 @@ final class WindowStatTable {
             return false;
         }
         long block = getLong(id, KEY_BLOCK);
+        if (block == INLINE) {
+            return records.equalsBytes(id, KEY_BYTES, probeKey, probeKeyOffset, probeKeyLength)
+                    && records.equalsBytes(
+                            id,
+                            KEY_BYTES + probeKeyLength,
+                            probeWindow,
+                            probeWindowOffset,
+                            probeWindowLength);
+        }
         return keys.equalsBytes(block, 0, probeKey, probeKeyOffset, probeKeyLength)
                 && keys.equalsBytes(
                         block, probeKeyLength, probeWindow, probeWindowOffset, probeWindowLength);
     }
 
-    /** Returns all memory to the budget; the table is unusable afterwards. */
+    /** Returns all memory to the budget and deletes the scratch files; unusable afterwards. */
     void release() {
-        index.release();
-        keys.close();
-        for (int i = 0; i < chunkCount; i++) {
-            chunks[i].close();
-            chunks[i] = null;
+        try {
+            index.close();
+        } finally {
+            try {
+                records.close();
+            } finally {
+                keys.close();
+                highWater = 0;
+                size = 0;
+                prefetchCount = 0;
+            }
         }
-        chunkCount = 0;
-        highWater = 0;
-        size = 0;
-        prefetchCount = 0;
     }
 }

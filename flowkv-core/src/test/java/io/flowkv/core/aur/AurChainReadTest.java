@@ -2,6 +2,7 @@ package io.flowkv.core.aur;
 
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
+import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,6 +22,7 @@ import static io.flowkv.core.aur.AurTestSupport.bytes;
 import static io.flowkv.core.aur.AurTestSupport.read;
 import static io.flowkv.core.aur.AurTestSupport.timeWindow;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A read with nothing to bet on (count and global windows: no trigger time) follows its window's
@@ -104,6 +107,63 @@ class AurChainReadTest {
         assertThat(store.memoryUsed())
                 .as("memory after 60 rounds vs after 10")
                 .isLessThanOrEqualTo(afterWarmUp + 64 * 1024);
+    }
+
+    @Test
+    void shouldServeMoreWindowsThanTheStatCacheHoldsWithBoundedMemory() throws IOException {
+        long seed = AurTestSupport.seed();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        long cache = AurStoreOptions.MIN_STAT_CACHE_BYTES;
+        store = AurStore.open(options().statCacheBytes(cache).build(), budget);
+        Map<String, List<String>> model = appendRounds(rnd, 4_000, 3);
+        List<String> keys = new ArrayList<>(model.keySet());
+        for (int i = 0; i < keys.size(); i += 3) {
+            store.remove(bytes(keys.get(i)), GLOBAL);
+            model.remove(keys.get(i));
+        }
+        model.putAll(appendRounds(rnd, 3_000, 2));
+        String label = "seed=" + seed;
+        assertThat(store.liveWindows())
+                .as("%s: more windows than the cache holds records", label)
+                .isGreaterThan((int) (cache / WindowStatTable.RECORD_BYTES));
+        readAllAndCheck(model, label);
+        assertThat(store.statPageReads()).as("%s: pages read back", label).isPositive();
+        // Records, index and chains stay in their caches, plus page tables of 8 bytes a page.
+        assertThat(store.statMemoryBytes())
+                .as("%s: stat memory with %d live windows", label, store.liveWindows())
+                .isLessThanOrEqualTo(cache + 16 * 1024);
+        SealedStore sealed = store.seal();
+        store.close();
+        store =
+                AurStore.restore(
+                        options().statCacheBytes(cache).build(), budget, sealed.manifest());
+        readAllAndCheck(model, label + " after restore");
+    }
+
+    @Test
+    void shouldFailClearlyAndLoseNothingSealedWhenAScratchPageCannotBeWritten() throws IOException {
+        long seed = AurTestSupport.seed();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        FaultInjectingFileIo io = new FaultInjectingFileIo();
+        AurStoreOptions.Builder opts =
+                options().statCacheBytes(AurStoreOptions.MIN_STAT_CACHE_BYTES).fileIo(io);
+        store = AurStore.open(opts.build(), budget);
+        Map<String, List<String>> model = appendRounds(rnd, 3_000, 2);
+        SealedStore sealed = store.seal();
+        io.faultOnly(file -> file.getFileName().toString().equals("scratch-stat.records"));
+        io.failWrites();
+        assertThatThrownBy(() -> appendRounds(rnd, 6_000, 1))
+                .as("seed=%d", seed)
+                .isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("scratch-stat.records");
+        io.heal();
+        assertThatThrownBy(() -> appendRounds(rnd, 6_000, 1))
+                .as("a store that lost a scratch page refuses further use")
+                .hasMessageContaining("unusable");
+        store.close();
+        assertThat(budget.used()).as("budget after closing the failed store").isZero();
+        store = AurStore.restore(opts.build(), budget, sealed.manifest());
+        readAllAndCheck(model, "seed=" + seed + " restored from the last seal");
     }
 
     @Test

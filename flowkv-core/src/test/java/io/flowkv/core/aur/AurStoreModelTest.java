@@ -105,7 +105,15 @@ class AurStoreModelTest {
                         .segmentSize(rnd.nextBoolean() ? 4096 : 1 << 20)
                         .fileIo(io)
                         .jitterSeed(seed)
+                        // Odd seeds page the stat table and frame chains through the least cache.
+                        .statCacheBytes(
+                                (seed & 1) != 0
+                                        ? AurStoreOptions.MIN_STAT_CACHE_BYTES
+                                        : AurStoreOptions.DEFAULT_STAT_CACHE_BYTES)
                         .build();
+        // The logs' faults are recoverable; a scratch page that cannot be written fails the store
+        // (AurChainReadTest covers that), so the random faults spare the scratch files.
+        io.faultOnly(file -> !file.getFileName().toString().startsWith("scratch-"));
         // A tight budget makes appends and reads flush on refusal.
         budget = new MemoryBudget(rnd.nextInt(4) == 0 ? 520 * 1024 : 64L << 20);
         ctx += " ratio=" + ratio + " prefetchLimit=" + prefetchLimit + " budget=" + budget;

@@ -242,7 +242,7 @@ class AurStoreTest {
 
     @Test
     void shouldFlushWhenTheBudgetRefusesMoreWriteBuffer() throws IOException {
-        MemoryBudget small = new MemoryBudget(400 * 1024);
+        MemoryBudget small = new MemoryBudget(512 * 1024);
         AurStore s = AurStore.open(options().writeBufferLimit(64L << 20).build(), small);
         try {
             byte[] window = timeWindow(0, 10);

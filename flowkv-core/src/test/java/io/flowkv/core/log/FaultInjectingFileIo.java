@@ -9,6 +9,7 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 /**
  * The one {@link FileIo} the tests of every store use to play a failing disk and to check for
@@ -36,6 +37,7 @@ public final class FaultInjectingFileIo implements FileIo {
     private volatile boolean failTruncate;
     private volatile boolean failCreate;
     private volatile boolean skipSyncs;
+    private volatile Predicate<Path> faultable = file -> true;
 
     /** Lets the next {@code n} write calls succeed, then fails every one until {@link #heal}. */
     public void failWritesAfter(int n) {
@@ -43,6 +45,11 @@ public final class FaultInjectingFileIo implements FileIo {
             throw new IllegalArgumentException("n=" + n + ", must be >= 0");
         }
         writesBeforeFailure.set(n);
+    }
+
+    /** Injects write faults only into the files {@code filter} accepts (all by default). */
+    public void faultOnly(Predicate<Path> filter) {
+        faultable = filter;
     }
 
     /** Fails every write call from now on until {@link #heal}. */
@@ -103,6 +110,9 @@ public final class FaultInjectingFileIo implements FileIo {
     }
 
     private void beforeWrite(Path file) throws IOException {
+        if (!faultable.test(file)) {
+            return;
+        }
         if (writesBeforeFailure.getAndUpdate(n -> n > 0 ? n - 1 : n) == 0) {
             throw new IOException("injected: no space left on device writing " + file);
         }
