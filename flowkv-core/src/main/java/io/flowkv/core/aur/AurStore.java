@@ -266,7 +266,7 @@ public final class AurStore implements AutoCloseable {
         if (timestamp > table.maxTimestamp(id)) {
             table.setMaxTimestamp(id, timestamp);
             if ((table.flags(id) & EXPLICIT_ETT) == 0) {
-                updateEtt(id, predictor.estimate(table.window(id), timestamp));
+                updateEtt(id, predictor.estimate(window, timestamp));
             }
         }
         stats.addAppended(length);
@@ -320,7 +320,7 @@ public final class AurStore implements AutoCloseable {
                     id,
                     table.maxTimestamp(id) == Long.MIN_VALUE
                             ? TriggerTimePredictor.UNKNOWN
-                            : predictor.estimate(table.window(id), table.maxTimestamp(id)));
+                            : predictor.estimate(window, table.maxTimestamp(id)));
         }
     }
 

@@ -83,6 +83,11 @@ public final class PagedRecords implements AutoCloseable {
     /** The page and frame of the last access: the common case touches one record many times. */
     private int lastPage = -1;
 
+    private long lastRecord = -1;
+    private long lastBase;
+    private boolean lastDirty;
+    private OffHeapBuffer lastChunk;
+
     private int lastFrame;
     private long pageReads;
     private long pageWrites;
@@ -159,35 +164,45 @@ public final class PagedRecords implements AutoCloseable {
     }
 
     public long getLong(long record, int field) {
-        return chunkOf(frame(record, false)).getLong(address(record, field));
+        checkField(field, Long.BYTES);
+        long at = at(record, false);
+        return lastChunk.getLong(at + field);
     }
 
     public void putLong(long record, int field, long value) {
-        chunkOf(frame(record, true)).putLong(address(record, field), value);
+        checkField(field, Long.BYTES);
+        long at = at(record, true);
+        lastChunk.putLong(at + field, value);
     }
 
     public int getInt(long record, int field) {
-        return chunkOf(frame(record, false)).getInt(address(record, field));
+        checkField(field, Integer.BYTES);
+        long at = at(record, false);
+        return lastChunk.getInt(at + field);
     }
 
     public void putInt(long record, int field, int value) {
-        chunkOf(frame(record, true)).putInt(address(record, field), value);
+        checkField(field, Integer.BYTES);
+        long at = at(record, true);
+        lastChunk.putInt(at + field, value);
     }
 
     public void putBytes(long record, int field, byte[] src, int offset, int length) {
         checkField(field, length);
-        chunkOf(frame(record, true)).putBytes(address(record, field), src, offset, length);
+        long at = at(record, true);
+        lastChunk.putBytes(at + field, src, offset, length);
     }
 
     public void getBytes(long record, int field, byte[] dst, int offset, int length) {
         checkField(field, length);
-        chunkOf(frame(record, false)).getBytes(address(record, field), dst, offset, length);
+        long at = at(record, false);
+        lastChunk.getBytes(at + field, dst, offset, length);
     }
 
     public boolean equalsBytes(long record, int field, byte[] other, int offset, int length) {
         checkField(field, length);
-        return chunkOf(frame(record, false))
-                .equalsBytes(address(record, field), other, offset, length);
+        long at = at(record, false);
+        return lastChunk.equalsBytes(at + field, other, offset, length);
     }
 
     /** Native bytes held: cached pages and the page table. */
@@ -212,10 +227,24 @@ public final class PagedRecords implements AutoCloseable {
         }
     }
 
-    private long address(long record, int field) {
-        return ((long) (lastFrame & (FRAMES_PER_CHUNK - 1)) << PAGE_SHIFT)
-                + (record % recordsPerPage) * recordBytes
-                + field;
+    /**
+     * Where {@code record} starts in {@link #lastChunk}, its page faulted in (and marked dirty for
+     * a write). Several fields of one record in a row cost one page lookup.
+     */
+    private long at(long record, boolean write) {
+        if (record == lastRecord) {
+            if (write && !lastDirty) {
+                markDirty(lastFrame);
+                lastDirty = true;
+            }
+            return lastBase;
+        }
+        int f = frame(record, write);
+        lastRecord = record;
+        lastDirty = write;
+        lastChunk = chunkOf(f);
+        lastBase = frameBase(f) + (record % recordsPerPage) * recordBytes;
+        return lastBase;
     }
 
     private int frame(long record, boolean write) {
@@ -296,6 +325,7 @@ public final class PagedRecords implements AutoCloseable {
     private int evictOne() {
         evicting = true;
         lastPage = -1;
+        lastRecord = -1;
         int n = chunks.size() << FRAME_SHIFT;
         for (int sweep = 0; sweep < 3 * n; sweep++) {
             int f = hand;
@@ -450,6 +480,8 @@ public final class PagedRecords implements AutoCloseable {
         chunks.clear();
         freeHead = -1;
         lastPage = -1;
+        lastRecord = -1;
+        lastChunk = null;
         if (pageTable != null) {
             pageTable.close();
             pageTable = null;
