@@ -157,6 +157,9 @@ public final class AurStore implements AutoCloseable {
     private long workReserved;
     private byte[] scratch = new byte[0];
 
+    /** A flushed window's key and window bytes, copied out of the stat table. */
+    private byte[] keyScratch = new byte[64];
+
     /** Bytes charged for the index scan now running, 0 when none runs. */
     private int scanBufferBytes;
 
@@ -344,7 +347,7 @@ public final class AurStore implements AutoCloseable {
         long disk = table.diskBytes(id);
         liveBytes -= disk;
         deadBytes += disk;
-        table.remove(id);
+        table.remove(id, key, window);
         publishSpace();
     }
 
@@ -484,8 +487,12 @@ public final class AurStore implements AutoCloseable {
                 }
                 dataWriter.endFrame();
                 long frameLength = dataWriter.size() - frameAt;
-                byte[] key = table.key(id);
-                byte[] window = table.window(id);
+                int both = table.keyAndWindowLength(id);
+                if (keyScratch.length < both) {
+                    keyScratch = new byte[Math.max(both, 2 * keyScratch.length)];
+                }
+                table.readKeyAndWindow(id, keyScratch);
+                int keyLength = table.keyLength(id);
                 IndexEntryDescriptor.write(
                         indexWriter,
                         flushSeq,
@@ -493,12 +500,12 @@ public final class AurStore implements AutoCloseable {
                         (int) frameLength,
                         table.valueCount(id),
                         table.maxTimestamp(id),
-                        key,
+                        keyScratch,
                         0,
-                        key.length,
-                        window,
-                        0,
-                        window.length);
+                        keyLength,
+                        keyScratch,
+                        keyLength,
+                        both - keyLength);
                 if (indexWriter.size() - indexFrame >= INDEX_FRAME_TARGET && i + 1 < dirtyCount) {
                     indexWriter.endFrame();
                     indexFrame = indexWriter.beginFrame();

@@ -96,6 +96,13 @@ final class WindowStatTable {
     private long[] prefetchStamps = new long[16];
     private int prefetchCount;
 
+    /** The last window found or inserted: its id and its key and window bytes. */
+    private int lastFoundId = NO_ID;
+
+    private byte[] lastFound = new byte[64];
+    private int lastFoundKeyLength;
+    private int lastFoundWindowLength;
+
     private byte[] probeKey;
     private int probeKeyOffset;
     private int probeKeyLength;
@@ -177,6 +184,26 @@ final class WindowStatTable {
         return window;
     }
 
+    /** Bytes of the key and window together: what {@link #readKeyAndWindow} copies. */
+    int keyAndWindowLength(int id) {
+        return getInt(id, KEY_LENGTH) + getInt(id, WINDOW_LENGTH);
+    }
+
+    int keyLength(int id) {
+        return getInt(id, KEY_LENGTH);
+    }
+
+    /** Copies the key, then the window, to the start of {@code dst}. */
+    void readKeyAndWindow(int id, byte[] dst) {
+        long block = getLong(id, KEY_BLOCK);
+        int length = keyAndWindowLength(id);
+        if (block == INLINE) {
+            records.getBytes(id, KEY_BYTES, dst, 0, length);
+        } else {
+            keys.getBytes(block, 0, dst, 0, length);
+        }
+    }
+
     private void readKeyBytes(int id, int from, byte[] dst) {
         long block = getLong(id, KEY_BLOCK);
         if (block == INLINE) {
@@ -204,8 +231,42 @@ final class WindowStatTable {
         return records.pageWrites() + index.pageWrites();
     }
 
+    /**
+     * The record of ({@code key}, {@code window}), or {@link #NO_ID}. An element's append, the
+     * timer its window registers and the one it deletes look up the same window in a row: the last
+     * window found is remembered (its bytes copied), so the repeats cost a byte comparison.
+     */
     int find(byte[] key, byte[] window) {
-        return find(key, 0, key.length, window, 0, window.length);
+        if (lastFoundId != NO_ID
+                && key.length == lastFoundKeyLength
+                && window.length == lastFoundWindowLength
+                && Arrays.equals(key, 0, key.length, lastFound, 0, key.length)
+                && Arrays.equals(
+                        window,
+                        0,
+                        window.length,
+                        lastFound,
+                        key.length,
+                        key.length + window.length)) {
+            return lastFoundId;
+        }
+        int id = find(key, 0, key.length, window, 0, window.length);
+        if (id != NO_ID) {
+            remember(id, key, window);
+        }
+        return id;
+    }
+
+    private void remember(int id, byte[] key, byte[] window) {
+        int length = key.length + window.length;
+        if (lastFound.length < length) {
+            lastFound = new byte[Math.max(length, 2 * lastFound.length)];
+        }
+        System.arraycopy(key, 0, lastFound, 0, key.length);
+        System.arraycopy(window, 0, lastFound, key.length, window.length);
+        lastFoundKeyLength = key.length;
+        lastFoundWindowLength = window.length;
+        lastFoundId = id;
     }
 
     int find(byte[] kb, int ko, int kl, byte[] wb, int wo, int wl) {
@@ -274,17 +335,22 @@ final class WindowStatTable {
         putInt(id, WINDOW_LENGTH, window.length);
         putInt(id, PREFETCH_SLOT, -1);
         size++;
+        remember(id, key, window);
         return id;
     }
 
-    /** Frees the record. The caller has already dropped its prefetched values and buffer chain. */
-    void remove(int id) {
+    /**
+     * Frees the record of ({@code key}, {@code window}), found as {@code id}. The caller has
+     * already dropped its prefetched values and buffer chain.
+     */
+    void remove(int id, byte[] key, byte[] window) {
         if (getInt(id, PREFETCH_SLOT) >= 0) {
             throw new IllegalStateException("AUR window removed with its prefetched copy held");
         }
+        if (id == lastFoundId) {
+            lastFoundId = NO_ID;
+        }
         setEtt(id, TriggerTimePredictor.UNKNOWN);
-        byte[] key = key(id);
-        byte[] window = window(id);
         setProbe(key, 0, key.length, window, 0, window.length);
         index.remove(hash(key, 0, key.length, window, 0, window.length), matcher);
         long block = getLong(id, KEY_BLOCK);
@@ -544,6 +610,7 @@ final class WindowStatTable {
                 records.close();
             } finally {
                 keys.close();
+                lastFoundId = NO_ID;
                 highWater = 0;
                 size = 0;
                 prefetchCount = 0;

@@ -73,6 +73,7 @@ public final class PagedRecords implements AutoCloseable {
     private OffHeapBuffer pageTable;
 
     private int pages;
+    private long capacityRecords;
     private FileChannel file;
     private int freeHead = -1;
     private int hand;
@@ -127,7 +128,7 @@ public final class PagedRecords implements AutoCloseable {
 
     /** Records that fit the pages the page table covers. */
     public long capacity() {
-        return (long) pages * recordsPerPage;
+        return capacityRecords;
     }
 
     /** Makes records {@code [0, records)} addressable; new ones read as zeros. */
@@ -161,6 +162,7 @@ public final class PagedRecords implements AutoCloseable {
             pageTable.putInt(8L * p, NEVER_WRITTEN);
         }
         pages = (int) needed;
+        capacityRecords = (long) pages * recordsPerPage;
     }
 
     public long getLong(long record, int field) {
@@ -243,12 +245,12 @@ public final class PagedRecords implements AutoCloseable {
         lastRecord = record;
         lastDirty = write;
         lastChunk = chunkOf(f);
-        lastBase = frameBase(f) + (record % recordsPerPage) * recordBytes;
+        lastBase = frameBase(f) + (record - (long) lastPage * recordsPerPage) * recordBytes;
         return lastBase;
     }
 
     private int frame(long record, boolean write) {
-        if (record < 0 || record >= capacity()) {
+        if (record < 0 || record >= capacityRecords) {
             throw new IndexOutOfBoundsException(
                     purpose + ": record " + record + " of " + capacity());
         }
