@@ -2,6 +2,8 @@ package io.flowkv.nexmark;
 
 import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.flink.StoreFileIo;
+import io.flowkv.nexmark.sql.SqlQueries;
+import io.flowkv.nexmark.sql.SqlQuery;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
@@ -32,6 +34,7 @@ import org.apache.flink.runtime.scheduler.exceptionhistory.RootExceptionHistoryE
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -132,6 +135,40 @@ final class FaultyCluster implements AutoCloseable {
             String runId) {}
 
     JobID submit(JobSpec spec, String restorePath) throws Exception {
+        StreamExecutionEnvironment env = environment(spec);
+        Queries.build(spec.query(), events(env, spec), spec.params())
+                .sinkTo(new ResultSink(spec.runId()))
+                .uid("results")
+                .name("results");
+        return submit(env, spec, restorePath);
+    }
+
+    /**
+     * Submits {@code query} from the SQL suite over the same faulty source; its changelog goes to a
+     * {@link ChangelogResultSink} under {@code spec.runId()} ({@code spec.query()} is unused).
+     */
+    JobID submitSql(SqlQuery query, JobSpec spec) throws Exception {
+        StreamExecutionEnvironment env = environment(spec);
+        StreamTableEnvironment tEnv = SqlQueries.tables(env, events(env, spec));
+        tEnv.toChangelogStream(tEnv.sqlQuery(SqlQueries.sql(query)))
+                .sinkTo(new ChangelogResultSink(spec.runId()))
+                .uid("results")
+                .name("results");
+        return submit(env, spec, null);
+    }
+
+    private JobID submit(StreamExecutionEnvironment env, JobSpec spec, String restorePath)
+            throws Exception {
+        StreamGraph graph = env.getStreamGraph();
+        graph.setJobName(spec.runId());
+        graph.setJobId(new JobID());
+        if (restorePath != null) {
+            graph.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(restorePath, false));
+        }
+        return cluster.submitJob(graph).get().getJobID();
+    }
+
+    private static StreamExecutionEnvironment environment(JobSpec spec) {
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, spec.backend());
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, spec.incremental());
@@ -146,33 +183,25 @@ final class FaultyCluster implements AutoCloseable {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(spec.parallelism());
+        return env;
+    }
+
+    private static DataStream<Event> events(StreamExecutionEnvironment env, JobSpec spec) {
         // The source stays at one reader: a reader must keep its one split for life, so the
         // source is not rescaled with the keyed operators.
         WatermarkStrategy<Event> watermarks =
                 WatermarkStrategy.<Event>forBoundedOutOfOrderness(spec.params().outOfOrderness())
                         .withTimestampAssigner((event, previous) -> event.dateTime());
-        DataStream<Event> events =
-                env.fromSource(
-                                new NexmarkSource(spec.generator(), spec.eventsPerSecond()),
-                                watermarks,
-                                "nexmark-source")
-                        .uid("nexmark-source")
-                        .setParallelism(1)
-                        .map(new FaultyMap())
-                        .returns(Event.class)
-                        .uid("faulty-map")
-                        .setParallelism(1);
-        Queries.build(spec.query(), events, spec.params())
-                .sinkTo(new ResultSink(spec.runId()))
-                .uid("results")
-                .name("results");
-        StreamGraph graph = env.getStreamGraph();
-        graph.setJobName(spec.runId());
-        graph.setJobId(new JobID());
-        if (restorePath != null) {
-            graph.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(restorePath, false));
-        }
-        return cluster.submitJob(graph).get().getJobID();
+        return env.fromSource(
+                        new NexmarkSource(spec.generator(), spec.eventsPerSecond()),
+                        watermarks,
+                        "nexmark-source")
+                .uid("nexmark-source")
+                .setParallelism(1)
+                .map(new FaultyMap())
+                .returns(Event.class)
+                .uid("faulty-map")
+                .setParallelism(1);
     }
 
     /** The job's result; a job still running after {@code JOB_TIMEOUT} is cancelled, failing. */

@@ -221,10 +221,18 @@ public final class SqlQueries {
             GeneratorConfig generator,
             double maxRate,
             QueryParams params) {
+        return tables(env, Queries.events(env, generator, maxRate, params));
+    }
+
+    /**
+     * A table environment over {@code env} with {@code person}, {@code auction}, {@code bid} made
+     * from {@code events}, whose record timestamps and watermarks are already assigned.
+     */
+    public static StreamTableEnvironment tables(
+            StreamExecutionEnvironment env, DataStream<Event> events) {
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         tEnv.getConfig().setLocalTimeZone(ZoneOffset.UTC);
         tEnv.createTemporarySystemFunction("count_char", CountChar.class);
-        DataStream<Event> events = Queries.events(env, generator, maxRate, params);
 
         TypeInformation<Row> personType =
                 Types.ROW_NAMED(
