@@ -125,6 +125,10 @@ final class FlowKVIncrementalSnapshotStrategy<K>
         final List<StateMetaInfoSnapshot> metaInfos;
         final List<CheckpointMetadata.StoredState> states;
         final List<HeapPriorityQueueStateSnapshot<?>> queues;
+
+        /** Per queue: its timers when FlowKV stores them (then its entry in queues is null). */
+        final List<List<CheckpointMetadata.Timer>> storedTimers;
+
         private final List<NewFile> newFiles;
         private final Map<String, UploadedFiles.SharedFile> reused;
         private final List<String> filesInOrder;
@@ -134,6 +138,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                 List<StateMetaInfoSnapshot> metaInfos,
                 List<CheckpointMetadata.StoredState> states,
                 List<HeapPriorityQueueStateSnapshot<?>> queues,
+                List<List<CheckpointMetadata.Timer>> storedTimers,
                 List<NewFile> newFiles,
                 Map<String, UploadedFiles.SharedFile> reused,
                 List<String> filesInOrder) {
@@ -141,6 +146,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
             this.metaInfos = metaInfos;
             this.states = states;
             this.queues = queues;
+            this.storedTimers = storedTimers;
             this.newFiles = newFiles;
             this.reused = reused;
             this.filesInOrder = filesInOrder;
@@ -166,10 +172,22 @@ final class FlowKVIncrementalSnapshotStrategy<K>
             metaInfos.add(state.metaInfo.snapshot());
         }
         List<HeapPriorityQueueStateSnapshot<?>> queues = new ArrayList<>();
+        List<List<CheckpointMetadata.Timer>> storedTimers = new ArrayList<>();
         for (HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
                 backend.priorityQueues().getRegisteredPQStates().values()) {
             metaInfos.add(queue.getMetaInfo().snapshot());
-            queues.add(queue.stateSnapshot());
+            if (queue.getPriorityQueue() instanceof FlowKVTimerQueue) {
+                // Stored timers are copied now, serialized (the store changes once this returns).
+                List<CheckpointMetadata.Timer> timers = new ArrayList<>();
+                ((FlowKVTimerQueue<?>) queue.getPriorityQueue())
+                        .forEachSerialized(
+                                (kg, bytes) -> timers.add(new CheckpointMetadata.Timer(kg, bytes)));
+                queues.add(null);
+                storedTimers.add(timers);
+            } else {
+                queues.add(queue.stateSnapshot());
+                storedTimers.add(null);
+            }
         }
         Map<String, UploadedFiles.SharedFile> base =
                 reuseConfirmedFiles ? uploads.base() : Map.of();
@@ -219,7 +237,14 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                                 manifests));
             }
             return new IncrementalResources(
-                    snapshotDir, metaInfos, states, queues, newFiles, reused, filesInOrder);
+                    snapshotDir,
+                    metaInfos,
+                    states,
+                    queues,
+                    storedTimers,
+                    newFiles,
+                    reused,
+                    filesInOrder);
         } catch (Exception e) {
             FileUtils.deleteDirectory(snapshotDir.toFile());
             throw e;
@@ -289,7 +314,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                             keyGroupRange,
                             resources.states,
                             entries,
-                            timers(resources.queues));
+                            timers(resources.queues, resources.storedTimers));
             StreamStateHandle metaHandle =
                     writeStream(
                             streamFactory,
@@ -427,10 +452,17 @@ final class FlowKVIncrementalSnapshotStrategy<K>
 
     @SuppressWarnings("unchecked")
     private List<List<CheckpointMetadata.Timer>> timers(
-            List<HeapPriorityQueueStateSnapshot<?>> queues) throws IOException {
+            List<HeapPriorityQueueStateSnapshot<?>> queues,
+            List<List<CheckpointMetadata.Timer>> storedTimers)
+            throws IOException {
         List<List<CheckpointMetadata.Timer>> out = new ArrayList<>(queues.size());
         DataOutputSerializer buffer = new DataOutputSerializer(64);
-        for (HeapPriorityQueueStateSnapshot<?> snapshot : queues) {
+        for (int q = 0; q < queues.size(); q++) {
+            HeapPriorityQueueStateSnapshot<?> snapshot = queues.get(q);
+            if (snapshot == null) {
+                out.add(storedTimers.get(q));
+                continue;
+            }
             HeapPriorityQueueStateSnapshot<Object> queue =
                     (HeapPriorityQueueStateSnapshot<Object>) snapshot;
             TypeSerializer<Object> serializer = queue.getMetaInfo().getElementSerializer();

@@ -30,7 +30,6 @@ import org.apache.flink.runtime.state.SnapshotStrategyRunner;
 import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTransformFactory;
 import org.apache.flink.runtime.state.StreamCompressionDecorator;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
-import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
 import org.apache.flink.runtime.state.metrics.SizeTrackingStateConfig;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
@@ -579,11 +578,6 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         }
     }
 
-    static HeapPriorityQueueSetFactory priorityQueueSetFactory(
-            org.apache.flink.runtime.state.KeyGroupRange range, int numberOfKeyGroups) {
-        return new KeyGroupOrderedQueueSetFactory(range, numberOfKeyGroups);
-    }
-
     // ------------------------------------------------------------------ iteration
 
     @Override
@@ -765,6 +759,12 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             }
         }
         states.clear();
+        for (org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
+                priorityQueuesManager.getRegisteredPQStates().values()) {
+            if (queue.getPriorityQueue() instanceof FlowKVTimerQueue) {
+                IOUtils.closeQuietly((FlowKVTimerQueue<?>) queue.getPriorityQueue());
+            }
+        }
         IOUtils.closeQuietly(memoryLease);
         try {
             FileUtils.deleteDirectory(binder.factory().baseDirectory().toFile());

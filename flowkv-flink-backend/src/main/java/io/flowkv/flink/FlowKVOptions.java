@@ -94,6 +94,27 @@ public final class FlowKVOptions {
                                     + "operator name or uid to AAR, AUR, RMW or GENERIC, e.g. "
                                     + "'window-q7:AUR,my-join:GENERIC'.");
 
+    /** Where a keyed backend keeps Flink's timers. */
+    public enum TimerService {
+        /** On the Java heap, as Flink's HashMap backend does: fastest while timers fit the heap. */
+        HEAP,
+        /** In a FlowKV store off the heap, spilling to local disk: timers bounded by disk. */
+        FLOWKV
+    }
+
+    public static final ConfigOption<TimerService> TIMER_SERVICE =
+            ConfigOptions.key("state.backend.flowkv.timer-service")
+                    .enumType(TimerService.class)
+                    .defaultValue(TimerService.HEAP)
+                    .withDescription(
+                            "Where timers live. HEAP: Flink's heap timer queues (each timer a few "
+                                    + "dozen bytes of the TaskManager heap). FLOWKV: a sorted store "
+                                    + "of timers in native memory charged to the managed-memory "
+                                    + "budget and in files on local disk, so the heap does not grow "
+                                    + "with the number of timers (like RocksDB's "
+                                    + "state.backend.rocksdb.timer-service.factory: ROCKSDB). "
+                                    + "Allowed: HEAP, FLOWKV.");
+
     /** Fails with the key, the value and the allowed range of the first bad option. */
     public static void validate(ReadableConfig config) {
         config.getOptional(WRITE_BUFFER_SIZE)

@@ -199,7 +199,10 @@ final class FlowKVSnapshotResources<K> implements FullSnapshotResources<K> {
                 (stateIndex, key, namespace, value) -> {
                     int keyGroup = KeyBytes.keyGroupOf(key, keyGroupPrefixBytes);
                     byte[] composite = concat(key, namespace);
-                    if (listStates[stateIndex]) {
+                    if (stateIndex >= listStates.length) {
+                        // A timer of a queue FlowKV stores: already a canonical timer entry.
+                        out.add(new Entry(keyGroup, stateIndex, key, value));
+                    } else if (listStates[stateIndex]) {
                         ListId id =
                                 new ListId(
                                         stateIndex,
@@ -259,6 +262,9 @@ final class FlowKVSnapshotResources<K> implements FullSnapshotResources<K> {
         for (int q = 0; q < queues.size(); q++) {
             HeapPriorityQueueStateSnapshot<Object> queue =
                     (HeapPriorityQueueStateSnapshot<Object>) queues.get(q);
+            if (queue == null) {
+                continue; // stored by FlowKV: spilled with the key-value states
+            }
             TypeSerializer<Object> serializer = queue.getMetaInfo().getElementSerializer();
             for (int kg = spill.firstKeyGroup(bucket); kg <= spill.lastKeyGroup(bucket); kg++) {
                 Iterator<Object> timers = queue.getIteratorForKeyGroup(kg);

@@ -66,10 +66,18 @@ final class FlowKVSnapshotStrategy<K>
             metaInfos.add(state.metaInfo.snapshot());
         }
         List<HeapPriorityQueueStateSnapshot<?>> queues = new ArrayList<>();
+        List<FlowKVTimerQueue<?>> storedQueues = new ArrayList<>();
         for (HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
                 backend.priorityQueues().getRegisteredPQStates().values()) {
             metaInfos.add(queue.getMetaInfo().snapshot());
-            queues.add(queue.stateSnapshot());
+            if (queue.getPriorityQueue() instanceof FlowKVTimerQueue) {
+                // Spilled below with the key-value states, not copied onto the heap.
+                queues.add(null);
+                storedQueues.add((FlowKVTimerQueue<?>) queue.getPriorityQueue());
+            } else {
+                queues.add(queue.stateSnapshot());
+                storedQueues.add(null);
+            }
         }
         Path spillDir =
                 workDirectory.resolve(
@@ -83,6 +91,11 @@ final class FlowKVSnapshotStrategy<K>
                 StateStorage storage = backend.values(kvStates.get(i));
                 storage.flush();
                 spill.add(i, storage);
+            }
+            for (int q = 0; q < storedQueues.size(); q++) {
+                if (storedQueues.get(q) != null) {
+                    spill.addTimers(kvStates.size() + q, storedQueues.get(q));
+                }
             }
             spill.finish();
         } catch (Exception e) {

@@ -109,7 +109,8 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.MAX_SPACE_AMPLIFICATION),
                 config.get(FlowKVOptions.PARTITIONS),
                 config.getOptional(FlowKVOptions.LOCAL_DIRECTORIES).orElse(List.of()),
-                config.get(FlowKVOptions.PATTERN_OVERRIDE));
+                config.get(FlowKVOptions.PATTERN_OVERRIDE),
+                config.get(FlowKVOptions.TIMER_SERVICE));
     }
 
     /**
@@ -210,8 +211,16 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         LinkedHashMap<String, RegisteredState> states = new LinkedHashMap<>();
         Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();
         HeapPriorityQueueSetFactory queueFactory =
-                FlowKVKeyedStateBackend.priorityQueueSetFactory(
-                        parameters.getKeyGroupRange(), numberOfKeyGroups);
+                new KeyGroupOrderedQueueSetFactory(
+                        parameters.getKeyGroupRange(),
+                        numberOfKeyGroups,
+                        settings.timerService() == FlowKVOptions.TimerService.FLOWKV
+                                ? new KeyGroupOrderedQueueSetFactory.Stored(
+                                        base,
+                                        budget,
+                                        settings.timerWriteBufferBytes(budget.capacity()),
+                                        settings.timerIndexCacheBytes(budget.capacity()))
+                                : null);
         long seed = operatorIdentifier.hashCode() * 0x9E3779B97F4A7C15L;
         StoreBinder binder =
                 new StoreBinder(

@@ -96,20 +96,65 @@ final class SnapshotSpill {
                                 "entry of key group " + keyGroup + " outside " + range);
                     }
                     try {
-                        LogWriter writer = writer(bucketOf(keyGroup));
-                        writer.beginFrame();
-                        writer.putInt(stateIndex);
-                        writer.putInt(key.length);
-                        writer.putBytes(key, 0, key.length);
-                        writer.putInt(namespace.length);
-                        writer.putBytes(namespace, 0, namespace.length);
-                        writer.putInt(length);
-                        writer.putBytes(value, offset, length);
-                        writer.endFrame();
+                        write(
+                                bucketOf(keyGroup),
+                                stateIndex,
+                                key,
+                                namespace,
+                                value,
+                                offset,
+                                length);
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }
                 });
+    }
+
+    /**
+     * Spills the timers of a queue FlowKV stores, as entries of state {@code stateIndex}: key = the
+     * key group prefix and the timer's serialization (a canonical timer entry), empty namespace and
+     * value.
+     */
+    void addTimers(int stateIndex, FlowKVTimerQueue<?> queue) throws IOException {
+        byte[] none = new byte[0];
+        try {
+            queue.forEachSerialized(
+                    (keyGroup, timer) -> {
+                        byte[] key = new byte[keyGroupPrefixBytes + timer.length];
+                        for (int b = 0; b < keyGroupPrefixBytes; b++) {
+                            key[b] = (byte) (keyGroup >>> (8 * (keyGroupPrefixBytes - 1 - b)));
+                        }
+                        System.arraycopy(timer, 0, key, keyGroupPrefixBytes, timer.length);
+                        try {
+                            write(bucketOf(keyGroup), stateIndex, key, none, none, 0, 0);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    });
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    private void write(
+            int bucket,
+            int stateIndex,
+            byte[] key,
+            byte[] namespace,
+            byte[] value,
+            int offset,
+            int length)
+            throws IOException {
+        LogWriter writer = writer(bucket);
+        writer.beginFrame();
+        writer.putInt(stateIndex);
+        writer.putInt(key.length);
+        writer.putBytes(key, 0, key.length);
+        writer.putInt(namespace.length);
+        writer.putBytes(namespace, 0, namespace.length);
+        writer.putInt(length);
+        writer.putBytes(value, offset, length);
+        writer.endFrame();
     }
 
     private LogWriter writer(int bucket) throws IOException {

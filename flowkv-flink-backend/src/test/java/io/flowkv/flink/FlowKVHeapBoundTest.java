@@ -14,10 +14,14 @@ import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.streaming.api.operators.TimerHeapInternalTimer;
+import org.apache.flink.streaming.api.operators.TimerSerializer;
 import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 
 import org.junit.jupiter.api.Test;
@@ -114,13 +118,85 @@ class FlowKVHeapBoundTest {
                 });
     }
 
+    /**
+     * With {@code timer-service: FLOWKV}, timers live in FlowKV's sorted store: registering ten
+     * times more does not grow the heap, and they fire in (timestamp, key group) order. (On the
+     * heap queue the same timers grow it by ~50 MB.)
+     */
+    @Test
+    void shouldKeepHeapFlatWhileStoredTimersGrow() throws Exception {
+        withBackend(
+                "timers",
+                FlowKVOptions.TimerService.FLOWKV,
+                backend -> {
+                    KeyGroupedInternalPriorityQueue<TimerHeapInternalTimer<Integer, VoidNamespace>>
+                            timers =
+                                    backend.create(
+                                            "_timer_state/event_user-timers",
+                                            new TimerSerializer<>(
+                                                    IntSerializer.INSTANCE,
+                                                    VoidNamespaceSerializer.INSTANCE));
+                    addTimers(timers, 0, WINDOWS_FIRST);
+                    long before = retainedHeap();
+                    addTimers(timers, WINDOWS_FIRST, WINDOWS_ALL);
+                    // Each timer a second time: already there, nothing added.
+                    addTimers(timers, 0, WINDOWS_ALL);
+                    long after = retainedHeap();
+                    System.out.printf(
+                            "FlowKVHeapBoundTest timers: retained heap %d -> %d bytes%n",
+                            before, after);
+                    assertThat(timers.size()).isEqualTo(WINDOWS_ALL);
+                    long lastTime = Long.MIN_VALUE;
+                    int lastGroup = -1;
+                    for (int i = 0; i < WINDOWS_ALL; i++) {
+                        TimerHeapInternalTimer<Integer, VoidNamespace> timer = timers.poll();
+                        int group =
+                                KeyGroupRangeAssignment.assignToKeyGroup(
+                                        timer.getKey(), KEY_GROUPS);
+                        assertThat(
+                                        timer.getTimestamp() > lastTime
+                                                || (timer.getTimestamp() == lastTime
+                                                        && group >= lastGroup))
+                                .as(
+                                        "timer %d (%s) after (%d, group %d)",
+                                        i, timer, lastTime, lastGroup)
+                                .isTrue();
+                        lastTime = timer.getTimestamp();
+                        lastGroup = group;
+                    }
+                    assertThat(timers.poll()).isNull();
+                    assertThat(after - before)
+                            .as(
+                                    "heap growth from %d to %d timers (before %d, after %d bytes)",
+                                    WINDOWS_FIRST, WINDOWS_ALL, before, after)
+                            .isLessThan(MAX_GROWTH_BYTES);
+                });
+    }
+
+    /** One timer per key of {@code [from, to)}, due at one of 1,000 instants. */
+    private static void addTimers(
+            KeyGroupedInternalPriorityQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> timers,
+            int from,
+            int to) {
+        for (int k = from; k < to; k++) {
+            timers.add(new TimerHeapInternalTimer<>(k % 1_000, spread(k), VoidNamespace.INSTANCE));
+        }
+    }
+
     private interface BackendTest {
         void run(FlowKVKeyedStateBackend<Integer> backend) throws Exception;
     }
 
-    @SuppressWarnings("unchecked")
     private void withBackend(String operator, BackendTest test) throws Exception {
+        withBackend(operator, FlowKVOptions.TimerService.HEAP, test);
+    }
+
+    @SuppressWarnings("unchecked")
+    private void withBackend(
+            String operator, FlowKVOptions.TimerService timerService, BackendTest test)
+            throws Exception {
         Configuration config = new Configuration();
+        config.set(FlowKVOptions.TIMER_SERVICE, timerService);
         // A small cache, so that most of the index (and of the AUR window table) lives in page
         // files.
         config.set(FlowKVOptions.INDEX_CACHE_SIZE, MemorySize.parse("1mb"));

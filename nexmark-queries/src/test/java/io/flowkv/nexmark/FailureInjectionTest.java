@@ -103,24 +103,31 @@ class FailureInjectionTest {
                                 .toList()
                         : List.of(Query.Q7, Query.Q7_SESSION, Query.Q11, Query.COUNT);
         for (Query q : queries) {
-            runs.add(Arguments.of(q, true));
+            runs.add(Arguments.of(q, true, false));
             if (FULL) {
-                runs.add(Arguments.of(q, false));
+                runs.add(Arguments.of(q, false, false));
+                runs.add(Arguments.of(q, true, true));
+                runs.add(Arguments.of(q, false, true));
             }
+        }
+        if (!FULL) {
+            // Timers stored by FlowKV (timer-service: FLOWKV) under the same faults.
+            runs.add(Arguments.of(Query.TIMERS, true, true));
         }
         return runs.stream();
     }
 
-    @ParameterizedTest(name = "{0}, incremental={1}")
+    @ParameterizedTest(name = "{0}, incremental={1}, stored timers={2}")
     @MethodSource("runs")
-    void shouldEmitExactlyTheFailureFreeOutputUnderFaults(Query query, boolean incremental)
-            throws Exception {
+    void shouldEmitExactlyTheFailureFreeOutputUnderFaults(
+            Query query, boolean incremental, boolean storedTimers) throws Exception {
         long base = TestSeeds.base();
-        long seed = base + query.ordinal() * 31L + (incremental ? 1 : 0);
+        long seed = base + query.ordinal() * 31L + (incremental ? 1 : 0) + (storedTimers ? 2 : 0);
         Random random = new Random(seed);
-        String runId = "faults-" + query.id() + "-" + incremental + "-" + seed;
+        String runId = "faults-" + query.id() + "-" + incremental + "-" + storedTimers + "-" + seed;
         System.out.println(runId + ": replay with -Dflowkv.seed=" + base);
-        JobID job = cluster.submit(spec(query, "flowkv", incremental, 2, runId), null);
+        String backend = storedTimers ? FaultyCluster.FLOWKV_STORED_TIMERS : "flowkv";
+        JobID job = cluster.submit(spec(query, backend, incremental, 2, runId), null);
         injectFaultsAndAwait(job, runId, random);
         assertThat(FaultyCluster.results(runId))
                 .as("%s output after faults", runId)

@@ -1,6 +1,7 @@
 package io.flowkv.nexmark;
 
 import io.flowkv.core.log.FaultInjectingFileIo;
+import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.StoreFileIo;
 import io.flowkv.nexmark.sql.SqlQueries;
 import io.flowkv.nexmark.sql.SqlQuery;
@@ -123,6 +124,9 @@ final class FaultyCluster implements AutoCloseable {
     // ------------------------------------------------------------------ jobs
 
     /** What a job runs. */
+    /** A {@link JobSpec#backend()} for FlowKV with its timers stored by FlowKV, not on the heap. */
+    static final String FLOWKV_STORED_TIMERS = "flowkv+stored-timers";
+
     record JobSpec(
             Query query,
             GeneratorConfig generator,
@@ -170,7 +174,12 @@ final class FaultyCluster implements AutoCloseable {
 
     private static StreamExecutionEnvironment environment(JobSpec spec) {
         Configuration conf = new Configuration();
-        conf.set(StateBackendOptions.STATE_BACKEND, spec.backend());
+        if (spec.backend().equals(FLOWKV_STORED_TIMERS)) {
+            conf.set(StateBackendOptions.STATE_BACKEND, "flowkv");
+            conf.set(FlowKVOptions.TIMER_SERVICE, FlowKVOptions.TimerService.FLOWKV);
+        } else {
+            conf.set(StateBackendOptions.STATE_BACKEND, spec.backend());
+        }
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, spec.incremental());
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, spec.checkpoints().toUri().toString());

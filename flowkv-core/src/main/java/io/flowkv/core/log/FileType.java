@@ -13,7 +13,9 @@ public enum FileType {
     /** A store manifest: what a sealed store consists of. */
     MANIFEST(5),
     /** Entries of a Flink snapshot spilled by key group between its synchronous and async part. */
-    SNAPSHOT_SPILL(6);
+    SNAPSHOT_SPILL(6),
+    /** A sorted run of a timer queue: blocks of byte strings in unsigned order (scratch). */
+    SORTED_RUN(7);
 
     private final short code;
 

@@ -1,0 +1,221 @@
+package io.flowkv.core.queue;
+
+import io.flowkv.core.CorruptLogException;
+import io.flowkv.core.log.FileIo;
+import io.flowkv.core.log.FileType;
+import io.flowkv.core.log.FrameScanner;
+import io.flowkv.core.log.LogFileHeader;
+import io.flowkv.core.log.LogReader;
+import io.flowkv.core.memory.MemoryBudget;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * Reads the elements of one sorted run file in order, a block at a time, through one read buffer
+ * counted in {@code budget}: the file's size, but at most {@link #MAX_READ_BUFFER} bytes. Every
+ * block's checksum is verified when it is read, and elements must ascend strictly; anything else is
+ * a {@link CorruptLogException} naming the file and the block's offset.
+ *
+ * <p>{@link #head()} is the current element. A failed {@link #advance()} leaves the head where it
+ * was, so a caller that retries meets the same error instead of skipping elements.
+ */
+final class RunCursor implements Closeable {
+    static final int MAX_READ_BUFFER = 16 << 10;
+
+    private final FileIo io;
+    private final MemoryBudget budget;
+    private final Path file;
+    private final long runId;
+    private final long size;
+    private final int reserved;
+    private final LogReader reader;
+    private final FrameScanner frames;
+
+    private byte[] block;
+    private int pos;
+    private int end;
+
+    /** File offset of the frame holding the head. */
+    private long blockOffset;
+
+    /** Index of the head among its block's elements. */
+    private int entryIndex;
+
+    /** Varint bytes of the length {@link #lengthAt} read last. */
+    private int lengthBytes;
+
+    private byte[] head;
+    private boolean closed;
+
+    private RunCursor(
+            FileIo io,
+            MemoryBudget budget,
+            Path file,
+            long runId,
+            long size,
+            int reserved,
+            LogReader reader,
+            FrameScanner frames) {
+        this.io = io;
+        this.budget = budget;
+        this.file = file;
+        this.runId = runId;
+        this.size = size;
+        this.reserved = reserved;
+        this.reader = reader;
+        this.frames = frames;
+    }
+
+    /**
+     * Opens the run {@code file} of {@code size} bytes at the element {@code skip} of the block at
+     * {@code blockOffset}; {@link #head()} is null if that is the end of the run.
+     */
+    static RunCursor open(
+            FileIo io,
+            MemoryBudget budget,
+            Path file,
+            long runId,
+            long size,
+            long blockOffset,
+            int skip)
+            throws IOException {
+        int bufferSize = (int) Math.max(64, Math.min(MAX_READ_BUFFER, size - LogFileHeader.LENGTH));
+        budget.reserve(bufferSize, "sorted run read buffer");
+        LogReader reader = null;
+        try {
+            reader = LogReader.open(io, file, FileType.SORTED_RUN, size);
+            if (reader.fileId() != runId) {
+                throw new CorruptLogException(
+                        file, 8, "file id " + reader.fileId() + ", expected run " + runId);
+            }
+            RunCursor cursor =
+                    new RunCursor(
+                            io,
+                            budget,
+                            file,
+                            runId,
+                            size,
+                            bufferSize,
+                            reader,
+                            reader.scan(blockOffset, size, bufferSize));
+            cursor.start(skip);
+            return cursor;
+        } catch (IOException | RuntimeException e) {
+            if (reader != null) {
+                try {
+                    reader.close();
+                } catch (IOException closing) {
+                    e.addSuppressed(closing);
+                }
+            }
+            budget.release(bufferSize);
+            throw e;
+        }
+    }
+
+    /** A second cursor over the same run, at the same head; this one does not move. */
+    RunCursor reopen() throws IOException {
+        if (head == null) {
+            throw new IllegalStateException("run " + file + " is exhausted");
+        }
+        return open(io, budget, file, runId, size, blockOffset, entryIndex);
+    }
+
+    private void start(int skip) throws IOException {
+        if (!frames.next()) {
+            return;
+        }
+        enterBlock();
+        for (int i = 0; i < skip; i++) {
+            if (pos >= end) {
+                throw corrupt("block holds " + i + " elements, expected more than " + skip);
+            }
+            int length = lengthAt(pos);
+            pos += lengthBytes + length;
+            entryIndex++;
+        }
+        advance();
+    }
+
+    /** The current element, or null once the run is exhausted. */
+    byte[] head() {
+        return head;
+    }
+
+    /** Moves to the next element; returns false (head null) at the end of the run. */
+    boolean advance() throws IOException {
+        if (pos >= end) {
+            if (!frames.next()) {
+                head = null;
+                return false;
+            }
+            enterBlock();
+        }
+        int length = lengthAt(pos);
+        int from = pos + lengthBytes;
+        byte[] next = Arrays.copyOfRange(block, from, from + length);
+        if (head != null && Arrays.compareUnsigned(head, next) >= 0) {
+            throw corrupt("element " + (entryIndex + 1) + " of the block is out of order");
+        }
+        pos = from + length;
+        entryIndex++;
+        head = next;
+        return true;
+    }
+
+    private void enterBlock() throws CorruptLogException {
+        if (frames.payloadLength() == 0) {
+            throw new CorruptLogException(file, frames.frameOffset(), "empty block");
+        }
+        block = frames.array();
+        pos = frames.payloadOffset();
+        end = pos + frames.payloadLength();
+        blockOffset = frames.frameOffset();
+        entryIndex = -1;
+    }
+
+    /** Reads the varint length at {@code at} (its size into {@link #lengthBytes}). */
+    private int lengthAt(int at) throws CorruptLogException {
+        long value = 0;
+        for (int i = 0; i < SortedRunDescriptor.MAX_LENGTH_BYTES && at + i < end; i++) {
+            int b = block[at + i];
+            value |= (long) (b & 0x7F) << (7 * i);
+            if ((b & 0x80) == 0) {
+                long left = end - (at + i + 1);
+                if (value > left) {
+                    throw corrupt(
+                            "element of "
+                                    + value
+                                    + " bytes runs past the end of the block ("
+                                    + left
+                                    + " bytes left)");
+                }
+                lengthBytes = i + 1;
+                return (int) value;
+            }
+        }
+        throw corrupt("malformed element length");
+    }
+
+    private CorruptLogException corrupt(String problem) {
+        return new CorruptLogException(file, blockOffset, problem);
+    }
+
+    /** Bytes this cursor holds from the budget. */
+    int reservedBytes() {
+        return closed ? 0 : reserved;
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        budget.release(reserved);
+        reader.close();
+    }
+}

@@ -1,0 +1,314 @@
+package io.flowkv.flink;
+
+import io.flowkv.core.queue.SortedQueueStore;
+
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.KeyExtractorFunction;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
+import org.apache.flink.runtime.state.heap.HeapPriorityQueueSet;
+import org.apache.flink.util.CloseableIterator;
+
+import javax.annotation.Nonnull;
+import javax.annotation.Nullable;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.BiConsumer;
+
+/**
+ * A timer queue stored by FlowKV: the timers live in a {@link SortedQueueStore} (off the Java heap,
+ * spilling to local disk), not in Java objects, so the heap does not grow with the number of
+ * timers. Elements come out by timestamp and, among equal timestamps, key group by key group in
+ * ascending order, like {@link KeyGroupPartitionedQueueSet}.
+ *
+ * <p>An element is stored as its byte-ordered serialization ({@code TimerSerializer}: timestamp
+ * with the sign bit flipped, key, namespace) with the key group inserted after the timestamp:
+ *
+ * <pre>
+ *   [timestamp ^ sign bit: 8 bytes BE][key group: 2 bytes BE][serialized key][serialized namespace]
+ * </pre>
+ *
+ * so that unsigned byte order is (timestamp, key group, key, namespace). {@link #peek} hands out a
+ * deserialized copy, cached until the head changes.
+ *
+ * <p>It extends {@link HeapPriorityQueueSet} only so that Flink's snapshot and restore wrapper
+ * accepts it; every public operation is overridden and the superclass's heap stays empty. Full
+ * snapshots stream the timers from the store ({@link #forEachSerialized}); {@link #toArray} and
+ * {@link #iterator} materialise every timer and are there for Flink's generic paths only.
+ */
+final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPriorityQueueSet<T>
+        implements Closeable {
+    /** Bytes of the priority prefix of a {@code TimerSerializer} record (the timestamp). */
+    static final int PRIORITY_BYTES = Long.BYTES;
+
+    private final SortedQueueStore store;
+    private final TypeSerializer<T> serializer;
+    private final KeyExtractorFunction<T> keyExtractor;
+    private final KeyGroupRange keyGroupRange;
+    private final int totalKeyGroups;
+    private final DataOutputSerializer out = new DataOutputSerializer(64);
+    private final DataInputDeserializer in = new DataInputDeserializer();
+
+    /** The current head and its stored bytes; valid only while {@link #headKnown}. */
+    private T head;
+
+    private byte[] headBytes;
+    private boolean headKnown;
+
+    FlowKVTimerQueue(
+            SortedQueueStore store,
+            TypeSerializer<T> serializer,
+            KeyExtractorFunction<T> keyExtractor,
+            KeyGroupRange keyGroupRange,
+            int totalKeyGroups) {
+        // The superclass's heap stays empty: its comparator is never called.
+        super((left, right) -> 0, keyExtractor, 1, keyGroupRange, totalKeyGroups);
+        this.store = store;
+        this.serializer = serializer;
+        this.keyExtractor = keyExtractor;
+        this.keyGroupRange = keyGroupRange;
+        this.totalKeyGroups = totalKeyGroups;
+    }
+
+    @Nullable
+    @Override
+    public T peek() {
+        if (!headKnown) {
+            try {
+                byte[] bytes = store.peek();
+                headBytes = bytes;
+                head = bytes == null ? null : decode(bytes);
+            } catch (IOException e) {
+                throw failure("peek", e);
+            }
+            headKnown = true;
+        }
+        return head;
+    }
+
+    @Nullable
+    @Override
+    public T poll() {
+        T polled = peek();
+        if (polled == null) {
+            return null;
+        }
+        try {
+            store.poll();
+        } catch (IOException e) {
+            throw failure("poll", e);
+        }
+        forgetHead();
+        return polled;
+    }
+
+    @Override
+    public boolean add(@Nonnull T element) {
+        byte[] bytes = encode(element);
+        try {
+            if (!store.add(bytes)) {
+                return false;
+            }
+        } catch (IOException e) {
+            throw failure("add", e);
+        }
+        if (!headKnown) {
+            return true;
+        }
+        if (headBytes == null || Arrays.compareUnsigned(bytes, headBytes) < 0) {
+            head = element;
+            headBytes = bytes;
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    public boolean remove(@Nonnull T element) {
+        byte[] bytes = encode(element);
+        try {
+            if (!store.remove(bytes)) {
+                return false;
+            }
+        } catch (IOException e) {
+            throw failure("remove", e);
+        }
+        if (!headKnown || Arrays.equals(bytes, headBytes)) {
+            forgetHead();
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    public void adjustModifiedElement(@Nonnull T element) {
+        throw new UnsupportedOperationException(
+                "FlowKV's stored timer queue keeps no element objects to adjust in place");
+    }
+
+    @Override
+    public boolean isEmpty() {
+        return store.isEmpty();
+    }
+
+    @Override
+    public int size() {
+        return (int) Math.min(Integer.MAX_VALUE, store.size());
+    }
+
+    @Override
+    public void addAll(@Nullable Collection<? extends T> toAdd) {
+        if (toAdd != null) {
+            for (T element : toAdd) {
+                add(element);
+            }
+        }
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <O> O[] toArray(O[] array) {
+        List<T> all = materialize(-1);
+        O[] result = array.length >= all.size() ? array : Arrays.copyOf(array, all.size());
+        for (int i = 0; i < all.size(); i++) {
+            result[i] = (O) all.get(i);
+        }
+        if (result.length > all.size()) {
+            result[all.size()] = null;
+        }
+        return result;
+    }
+
+    @Nonnull
+    @Override
+    public CloseableIterator<T> iterator() {
+        return CloseableIterator.adapterForIterator(materialize(-1).iterator());
+    }
+
+    @Override
+    public void clear() {
+        try {
+            store.clear();
+        } catch (IOException e) {
+            throw failure("clear", e);
+        }
+        forgetHead();
+    }
+
+    @Nonnull
+    @Override
+    public Set<T> getSubsetForKeyGroup(int keyGroupId) {
+        return new HashSet<>(materialize(keyGroupId));
+    }
+
+    /**
+     * Visits every timer as (key group, its serialization by the queue's serializer), in no
+     * particular order, without deserializing it: what snapshots write.
+     */
+    void forEachSerialized(BiConsumer<Integer, byte[]> visitor) throws IOException {
+        store.forEach(bytes -> visitor.accept(keyGroupOf(bytes), strip(bytes)));
+    }
+
+    /** Bytes of native memory charged to the budget. */
+    long memoryUsed() {
+        return store.memoryUsed();
+    }
+
+    @Override
+    public void close() throws IOException {
+        forgetHead();
+        store.close();
+    }
+
+    private void forgetHead() {
+        headKnown = false;
+        head = null;
+        headBytes = null;
+    }
+
+    private List<T> materialize(int keyGroup) {
+        List<T> all = new ArrayList<>();
+        try {
+            store.forEach(
+                    bytes -> {
+                        if (keyGroup < 0 || keyGroupOf(bytes) == keyGroup) {
+                            all.add(decode(bytes));
+                        }
+                    });
+        } catch (IOException e) {
+            throw failure("read", e);
+        }
+        return all;
+    }
+
+    private byte[] encode(T element) {
+        int keyGroup =
+                KeyGroupRangeAssignment.assignToKeyGroup(
+                        keyExtractor.extractKeyFromElement(element), totalKeyGroups);
+        if (!keyGroupRange.contains(keyGroup)) {
+            throw new IllegalArgumentException(
+                    "Timer of key group " + keyGroup + " outside this backend's " + keyGroupRange);
+        }
+        out.clear();
+        try {
+            serializer.serialize(element, out);
+        } catch (IOException e) {
+            throw failure("serialize", e);
+        }
+        byte[] serialized = out.getSharedBuffer();
+        int length = out.length();
+        if (length < PRIORITY_BYTES) {
+            throw new IllegalStateException(
+                    "A timer serialized to " + length + " bytes, fewer than its timestamp");
+        }
+        byte[] bytes = new byte[length + 2];
+        System.arraycopy(serialized, 0, bytes, 0, PRIORITY_BYTES);
+        bytes[PRIORITY_BYTES] = (byte) (keyGroup >>> 8);
+        bytes[PRIORITY_BYTES + 1] = (byte) keyGroup;
+        System.arraycopy(
+                serialized, PRIORITY_BYTES, bytes, PRIORITY_BYTES + 2, length - PRIORITY_BYTES);
+        return bytes;
+    }
+
+    private T decode(byte[] bytes) {
+        in.setBuffer(strip(bytes));
+        try {
+            return serializer.deserialize(in);
+        } catch (IOException e) {
+            throw failure("deserialize", e);
+        }
+    }
+
+    static int keyGroupOf(byte[] stored) {
+        return ((stored[PRIORITY_BYTES] & 0xFF) << 8) | (stored[PRIORITY_BYTES + 1] & 0xFF);
+    }
+
+    /** The serializer's bytes of a stored element (the key group taken out). */
+    static byte[] strip(byte[] stored) {
+        byte[] plain = new byte[stored.length - 2];
+        System.arraycopy(stored, 0, plain, 0, PRIORITY_BYTES);
+        System.arraycopy(
+                stored,
+                PRIORITY_BYTES + 2,
+                plain,
+                PRIORITY_BYTES,
+                stored.length - PRIORITY_BYTES - 2);
+        return plain;
+    }
+
+    private static UncheckedIOException failure(String what, IOException e) {
+        return new UncheckedIOException(
+                "FlowKV timer queue: " + what + " failed: " + e.getMessage(), e);
+    }
+}
