@@ -44,10 +44,10 @@ import static io.flowkv.core.log.IoFailures.chain;
  *                 | full: written in order as one tier-0 run
  *                 v
  *  tier 0:  [run][run][run]        4 runs of one tier -> k-way merge into 1 run of the next
- *  tier 1:  [run][run]             tier; the merge keeps one copy of each element that is
- *  tier 2:  [run]                  present in membership and drops the rest
+ *  tier 1:  [run][run]             tier; the merge keeps one copy of each element (present
+ *  tier 2:  [run]                  or not: that is decided when it comes up)
  *    ...       each run: run-NNNNNNNN.log, blocks of elements (SortedRunDescriptor), read
- *              from its head through one read buffer of at most 64 KiB; deleted once consumed
+ *              from its head through one read buffer of at most 16 KiB; deleted once consumed
  *
  *  peek/poll: the smallest of the memtable's first element and the runs' heads (a heap of
  *             runs by head); absent from membership -> stale copy: advance past it, go on
@@ -56,23 +56,23 @@ import static io.flowkv.core.log.IoFailures.chain;
  * <p><b>Copies.</b> An element may be in several runs and the memtable at once (added, removed,
  * added again). {@code remove} only clears its membership (and takes it out of the memtable, which
  * therefore holds present elements only); copies left in runs are stale and skipped when they reach
- * a head, or dropped by the next merge that reads them. Each present element is returned by {@link
- * #poll()} exactly once: all its copies are identical bytes, every run is strictly ascending, and
- * the smallest head is the smallest remaining entry, so when it is polled every copy of it is at
- * the head of its run (or first in the memtable) and all of them are advanced past together, after
- * which it is absent from membership. A copy left behind would still be harmless: a head is
- * returned only while membership holds it.
+ * a head (a merge keeps one copy of them, like of any element). Each present element is returned by
+ * {@link #poll()} exactly once: all its copies are identical bytes, every run is strictly
+ * ascending, and the smallest head is the smallest remaining entry, so when it is polled every copy
+ * of it is at the head of its run (or first in the memtable) and all of them are advanced past
+ * together, after which it is absent from membership. A copy left behind would still be harmless: a
+ * head is returned only while membership holds it.
  *
  * <p><b>Costs.</b> {@code add}: one membership lookup and one put (a flush now and then). {@code
  * remove}: one membership remove. {@code poll}: one membership remove, plus the lookup that
  * validated the head (cached, so repeated {@code peek()} costs no I/O). Each element is rewritten
- * once per tier it climbs: write amplification about log4(n / elements per memtable), with one
- * membership lookup per element merged. Memory charged to the budget: the membership store and a 64
- * KiB write staging buffer. On the heap, not charged (so that a full budget never fails a poll or a
- * merge): the memtable and one read buffer of at most 16 KiB per run (a merge opens its inputs once
- * more while it runs); there are at most three runs per tier, O(log n) in all (about 20 for 100M
- * timers of 40 bytes with a 256 KiB memtable). A single element larger than the read buffer makes
- * it grow while its block is read.
+ * once per tier it climbs: write amplification about log4(n / elements per memtable), no membership
+ * lookup. Memory charged to the budget: the membership store and a 64 KiB write staging buffer. On
+ * the heap, not charged (so that a full budget never fails a poll or a merge): the memtable and one
+ * read buffer of at most 16 KiB per run (a merge opens its inputs once more while it runs); there
+ * are at most three runs per tier, O(log n) in all (about 20 for 100M timers of 40 bytes with a 256
+ * KiB memtable). A single element larger than the read buffer makes it grow while its block is
+ * read.
  *
  * <p>Run files are scratch: not synced, never part of a snapshot (a snapshot visits the elements
  * with {@link #forEach}), deleted when consumed, on {@link #clear()} and on {@link #close()}. A
@@ -112,6 +112,8 @@ public final class SortedQueueStore implements AutoCloseable {
      * whose number grows with the log of the store, and refusing one would fail a poll.
      */
     private static final MemoryBudget READ_BUFFERS = new MemoryBudget(Long.MAX_VALUE);
+
+    static final double MEMBERSHIP_MAX_SPACE_AMPLIFICATION = 4.0;
 
     private final MemoryBudget budget;
     private final FileIo io;
@@ -199,6 +201,9 @@ public final class SortedQueueStore implements AutoCloseable {
                         .indexCacheBytes(
                                 Math.max(RmwStoreOptions.MIN_INDEX_CACHE_BYTES, indexCacheBytes))
                         .writeBufferBytes(Math.max(1, writeBufferBytes))
+                        // Every fired timer is a removal: compact the membership log less often
+                        // (it is small, about 30 bytes per timer).
+                        .maxSpaceAmplification(MEMBERSHIP_MAX_SPACE_AMPLIFICATION)
                         .fileIo(io)
                         .build();
         Files.createDirectories(directory);
@@ -418,11 +423,12 @@ public final class SortedQueueStore implements AutoCloseable {
                 while (!queue.isEmpty()) {
                     RunCursor cursor = queue.poll();
                     byte[] element = cursor.head();
+                    // One copy of each element; whether it is still present is decided when it
+                    // comes up (a membership lookup per merged element cost more than the
+                    // copies of deleted timers it saved).
                     if (previous == null || ORDER.compare(previous, element) != 0) {
                         previous = element;
-                        if (isMember(element)) {
-                            writer.add(element);
-                        }
+                        writer.add(element);
                     }
                     if (cursor.advance()) {
                         queue.add(cursor);
