@@ -46,6 +46,12 @@ final class RmwRecordDescriptor {
         return Hashing.hash64(n, nsOff, nsLen, keyHash ^ ((long) keyLen << 1));
     }
 
+    /** The hash of the (key, namespace) of the record whose payload starts at {@code b[p]}. */
+    static long payloadHash(byte[] b, int p) {
+        int keyLen = keyLength(b, p);
+        return hash(b, p + HEADER, keyLen, b, p + HEADER + keyLen, namespaceLength(b, p));
+    }
+
     static int payloadLength(int keyLen, int nsLen, int valueLen) {
         return HEADER + keyLen + nsLen + valueLen;
     }

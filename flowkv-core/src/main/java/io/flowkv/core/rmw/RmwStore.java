@@ -13,7 +13,6 @@ import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.FrameScanner;
-import io.flowkv.core.log.IoFailures;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.LogReader;
 import io.flowkv.core.log.LogWriter;
@@ -29,8 +28,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,7 +38,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static io.flowkv.core.log.IoFailures.chain;
-import static io.flowkv.core.log.IoFailures.deleteQuietly;
 import static io.flowkv.core.rmw.RmwRecordDescriptor.FRAME_PAYLOAD;
 import static io.flowkv.core.rmw.RmwRecordDescriptor.HEADER;
 
@@ -70,7 +66,7 @@ public final class RmwStore implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RmwStore.class);
 
     private static final long NONE = Positions.NONE;
-    private static final String PREFIX = "rmw-";
+    private static final String PREFIX = RmwValueLog.PREFIX;
 
     /** The index's page files: scratch, not store files (so not "rmw-"), never in a seal. */
     private static final String INDEX_FILE_PREFIX = "index-";
@@ -78,16 +74,7 @@ public final class RmwStore implements AutoCloseable {
     private static final Pattern SEGMENT_NAME = Pattern.compile("rmw-(\\d{8})\\.log");
     private static final Pattern MANIFEST_NAME = Pattern.compile("rmw-(\\d{8})\\.manifest");
 
-    /** First read of a point lookup: covers a typical small frame in one system call. */
-    private static final int FIRST_READ = 512;
-
     private static final int MAX_ARENA_CHUNK = 1 << 20;
-
-    /** Live frames moved per step of a compaction: bounds its working memory (24 B each). */
-    private static final int COMPACTION_BATCH = 4096;
-
-    /** Runs of live frames shorter than this are copied through memory, longer ones transferred. */
-    private static final int COPY_RUN_LIMIT = 4096;
 
     private final RmwStoreOptions options;
     private final MemoryBudget budget;
@@ -100,12 +87,8 @@ public final class RmwStore implements AutoCloseable {
     private final PagedHashIndex index;
     private final IoBuffer staging;
 
-    /** Ordered by id; the active segment, if any, is the last. */
-    private final List<RmwSegment> segments = new ArrayList<>();
-
-    private LogWriter writer;
-    private RmwSegment active;
-    private int nextSegmentId;
+    private final RmwValueLog log;
+    private final RmwCompactor compactor;
     private long manifestId;
     private Path lastManifest;
 
@@ -114,18 +97,10 @@ public final class RmwStore implements AutoCloseable {
     private double compactionThreshold;
 
     /** Holds the last frame read from the log (or a value copied out of the write buffer). */
-    private byte[] scratch;
-
-    private ByteBuffer scratchView;
-    private long scratchReserved;
+    private final RmwFrameReader frames;
 
     /** Length of the value {@link #locate} found. */
     private int foundLength;
-
-    /** Position of the verified frame now in {@link #scratch}, or NONE. */
-    private long scratchFramePos = NONE;
-
-    private int scratchFrameLength;
 
     // What the key matchers compare against; set before each index call (single writer).
     private byte[] lookupKey;
@@ -166,6 +141,8 @@ public final class RmwStore implements AutoCloseable {
         RmwWriteBuffer wb = null;
         PagedHashIndex idx = null;
         IoBuffer stage = null;
+        RmwValueLog valueLog;
+        RmwFrameReader reader;
         try {
             wb = new RmwWriteBuffer(budget, chunk);
             idx =
@@ -177,7 +154,8 @@ public final class RmwStore implements AutoCloseable {
                             options.indexCacheBytes(),
                             1024);
             stage = IoBuffer.allocate(budget, options.ioBufferBytes(), "RMW staging buffer");
-            budget.reserve(FIRST_READ * 8, "RMW read buffer");
+            valueLog = new RmwValueLog(io, directory, stage, options.segmentRollBytes());
+            reader = new RmwFrameReader(valueLog, budget, stats);
         } catch (RuntimeException e) {
             if (stage != null) {
                 stage.close();
@@ -193,9 +171,9 @@ public final class RmwStore implements AutoCloseable {
         this.buffer = wb;
         this.index = idx;
         this.staging = stage;
-        this.scratchReserved = FIRST_READ * 8;
-        this.scratch = new byte[FIRST_READ * 8];
-        this.scratchView = ByteBuffer.wrap(scratch);
+        this.log = valueLog;
+        this.frames = reader;
+        this.compactor = new RmwCompactor(log, idx, stats, io, options.ioBufferBytes(), hashMask);
     }
 
     /** A new, empty store in {@code options.directory()}, which must hold no RMW files. */
@@ -236,17 +214,17 @@ public final class RmwStore implements AutoCloseable {
         if (at < 0) {
             return false;
         }
-        consumer.accept(scratch, at, foundLength);
+        consumer.accept(frames.array(), at, foundLength);
         return true;
     }
 
     /** The value of (key, namespace) as a new array, or null. */
     public byte[] get(byte[] key, byte[] namespace) throws IOException {
         int at = locate(key, namespace);
-        return at < 0 ? null : Arrays.copyOfRange(scratch, at, at + foundLength);
+        return at < 0 ? null : Arrays.copyOfRange(frames.array(), at, at + foundLength);
     }
 
-    /** Puts the value into {@link #scratch}; returns its offset there or -1 if absent. */
+    /** Puts the value into the read buffer; returns its offset there or -1 if absent. */
     private int locate(byte[] key, byte[] namespace) throws IOException {
         checkOpen();
         setLookup(key, namespace);
@@ -257,16 +235,16 @@ public final class RmwStore implements AutoCloseable {
                 return -1;
             }
             foundLength = buffer.valueLength(rec);
-            ensureScratch(foundLength);
-            scratchFramePos = NONE;
-            buffer.copyValue(rec, scratch, 0);
+            frames.ensureCapacity(foundLength);
+            frames.forget();
+            buffer.copyValue(rec, frames.array(), 0);
             return 0;
         }
         if (lookupLog(hash, logMatchesKey) == NONE) {
             return -1;
         }
         int payload = FRAME_PAYLOAD;
-        foundLength = RmwRecordDescriptor.valueLength(scratch, payload);
+        foundLength = RmwRecordDescriptor.valueLength(frames.array(), payload);
         return payload + HEADER + key.length + namespace.length;
     }
 
@@ -290,9 +268,10 @@ public final class RmwStore implements AutoCloseable {
         }
         if (rec != NONE) {
             buffer.setPrevious(pos, buffer.previousPosition(rec), buffer.previousFrameLength(rec));
-        } else if (scratchHoldsKey(key, namespace)) {
-            // The usual read-modify-write: the get that came first left the old frame in scratch.
-            buffer.setPrevious(pos, scratchFramePos, scratchFrameLength);
+        } else if (frames.holds(key, namespace)) {
+            // The usual read-modify-write: the get that came first left the old frame in the
+            // read buffer.
+            buffer.setPrevious(pos, frames.position(), frames.length());
         }
         buffer.setValue(pos, value);
         publish(pos, key, namespace, value);
@@ -414,7 +393,9 @@ public final class RmwStore implements AutoCloseable {
             flushEpoch++;
             return;
         }
-        ensureWriter();
+        log.ensureWriter();
+        LogWriter writer = log.writer();
+        int activeId = log.active().id;
         long goodSize = writer.size();
         long written = 0;
         try {
@@ -427,15 +408,14 @@ public final class RmwStore implements AutoCloseable {
                 long offset = writer.beginFrame();
                 writer.putBytes(buffer.chunk(rec), buffer.payloadIndex(rec), payload);
                 writer.endFrame();
-                buffer.setNewPosition(rec, Positions.pack(active.id, offset));
+                buffer.setNewPosition(rec, Positions.pack(activeId, offset));
                 written += FrameDescriptor.HEADER_LENGTH + payload;
             }
-            writer.flush();
+            log.flushWriter();
         } catch (IOException | RuntimeException e) {
-            rollBack(goodSize, e);
+            log.rollBack(goodSize, e);
             throw e;
         }
-        active.size = writer.size();
         // Only now does the index change: a failed write above left it untouched.
         int i = 0;
         try {
@@ -474,77 +454,6 @@ public final class RmwStore implements AutoCloseable {
         maybeCompact();
     }
 
-    private void rollBack(long goodSize, Exception failure) {
-        try {
-            writer.truncate(goodSize);
-        } catch (IOException | RuntimeException t) {
-            failure.addSuppressed(t);
-            // The file cannot be trusted past goodSize: stop appending to it.
-            closeQuietly(writer, failure);
-            active.size = goodSize;
-            writer = null;
-            active = null;
-        }
-    }
-
-    private void ensureWriter() throws IOException {
-        if (writer != null && writer.size() >= options.segmentRollBytes()) {
-            closeActive();
-        }
-        if (writer == null) {
-            segments.add(startSegment());
-        }
-    }
-
-    /** Creates a segment file and makes it the active one (the caller lists it). */
-    private RmwSegment startSegment() throws IOException {
-        if (nextSegmentId > Positions.MAX_SEGMENT) {
-            throw new IOException(
-                    "RMW store in "
-                            + directory
-                            + " ran out of segment ids ("
-                            + nextSegmentId
-                            + ")");
-        }
-        int id = nextSegmentId++;
-        Path path = segmentPath(id);
-        LogWriter w;
-        try {
-            w = LogWriter.create(io, path, FileType.RMW_VALUE_LOG, id, staging);
-        } catch (IOException e) {
-            deleteQuietly(io, path, e);
-            throw e;
-        }
-        FileChannel channel;
-        try {
-            channel = io.openForRead(path);
-        } catch (IOException e) {
-            closeQuietly(w, e);
-            deleteQuietly(io, path, e);
-            throw e;
-        }
-        writer = w;
-        active = new RmwSegment(id, path, channel, w.size());
-        return active;
-    }
-
-    /**
-     * Closes the active segment: from now on it is immutable. Not synced here: durability is
-     * promised by {@link #seal()} only, which syncs every segment that is not yet.
-     */
-    private void closeActive() throws IOException {
-        LogWriter w = writer;
-        writer = null;
-        RmwSegment segment = active;
-        active = null;
-        try {
-            w.flush();
-            segment.size = w.size();
-        } finally {
-            w.close();
-        }
-    }
-
     // ---------------------------------------------------------------- compaction
 
     private void maybeCompact() throws IOException {
@@ -564,255 +473,15 @@ public final class RmwStore implements AutoCloseable {
         }
     }
 
-    /**
-     * Moves every live frame into new segments, one old segment at a time, in bounded memory: the
-     * segment is scanned in order, each put frame the index still points at is live, and live
-     * frames are moved in batches of {@link #COMPACTION_BATCH}. Long runs of adjacent live frames
-     * move with one {@code transferTo} each and keep their checksums (a corrupt frame is still
-     * caught when read); short runs are copied from memory with their checksums verified. After a
-     * batch is written and flushed the index is pointed at the copies; a segment all of whose live
-     * frames have moved is deleted. A failure leaves the store consistent: the batch's output is
-     * rolled back, moved entries are read from their copies and the rest from the old segments.
-     */
+    /** Moves every live frame into new segments and deletes the old ones ({@link RmwCompactor}). */
     private void compactNow() throws IOException {
-        if (writer != null) {
-            closeActive();
-        }
-        long[] live = new long[COMPACTION_BATCH];
-        long[] moved = new long[COMPACTION_BATCH];
-        long[] hashes = new long[COMPACTION_BATCH];
-        long written = 0;
-        for (RmwSegment source : new ArrayList<>(segments)) {
-            written += compactSegment(source, live, moved, hashes);
-        }
-        if (writer != null) {
-            writer.flush();
-            active.size = writer.size();
-        }
-        scratchFramePos = NONE;
-        if (written != stats.liveBytes() || stats.deadBytes() != 0) {
-            throw new IllegalStateException(
-                    "RMW live byte accounting drifted: compaction moved "
-                            + written
-                            + " bytes, expected "
-                            + stats.liveBytes()
-                            + "; "
-                            + stats.deadBytes()
-                            + " dead bytes left");
-        }
-        stats.addCompaction(written);
-        compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
-    }
-
-    /** Moves the live frames of {@code source} and deletes it; returns the bytes moved. */
-    private long compactSegment(RmwSegment source, long[] live, long[] moved, long[] hashes)
-            throws IOException {
-        long frameBytes = 0;
-        long written = 0;
-        int n = 0;
-        try (LogReader reader =
-                LogReader.open(io, source.path, FileType.RMW_VALUE_LOG, source.size)) {
-            FrameScanner frames = reader.scanAll(options.ioBufferBytes());
-            while (frames.next()) {
-                byte[] b = frames.array();
-                int p = frames.payloadOffset();
-                frameBytes += FrameDescriptor.HEADER_LENGTH + frames.payloadLength();
-                if (RmwRecordDescriptor.kind(b, p) != RmwRecordDescriptor.PUT) {
-                    continue;
-                }
-                long hash = payloadHash(b, p);
-                lookupPosition = Positions.pack(source.id, frames.frameOffset());
-                if (lookupLog(hash, isLookupPosition) == NONE) {
-                    continue;
-                }
-                live[n] = lookupPosition;
-                hashes[n] = hash;
-                if (++n == live.length) {
-                    written += moveBatch(live, moved, hashes, n);
-                    n = 0;
-                }
-            }
-        }
-        if (n > 0) {
-            written += moveBatch(live, moved, hashes, n);
-        }
-        segments.remove(source);
-        source.channel.close();
-        io.delete(source.path);
-        // Every frame of the deleted segment was dead by now: moved, overwritten or removed.
-        stats.addDeadBytes(-frameBytes);
-        return written;
-    }
-
-    /**
-     * Copies the frames at the sorted positions {@code live[0..n)} to the active output, then
-     * points the index at the copies. Each moved frame leaves one dead copy, old or new, whatever
-     * happens to the index updates.
-     */
-    private long moveBatch(long[] live, long[] moved, long[] hashes, int n) throws IOException {
-        int outputsBefore = segments.size();
-        long goodSize = writer == null ? -1 : writer.size();
-        long bytes;
         try {
-            bytes = move(live, moved, n);
-            writer.flush();
-            active.size = writer.size();
-        } catch (IOException | RuntimeException e) {
-            abandonBatch(outputsBefore, goodSize, e);
-            throw e;
+            compactor.compact();
+        } finally {
+            // Frames moved: a verified frame cached by position may be gone.
+            frames.forget();
         }
-        stats.addDeadBytes(bytes);
-        for (int k = 0; k < n; k++) {
-            lookupPosition = live[k];
-            try {
-                index.put(hashes[k], moved[k], isLookupPosition);
-            } catch (UncheckedIOException e) {
-                throw e.getCause();
-            }
-        }
-        return bytes;
-    }
-
-    /** Drops what a failed batch wrote: the segments it started, the tail it appended. */
-    private void abandonBatch(int outputsBefore, long goodSize, Exception failure) {
-        while (segments.size() > outputsBefore) {
-            RmwSegment s = segments.remove(segments.size() - 1);
-            if (s == active) {
-                closeQuietly(writer, failure);
-                writer = null;
-                active = null;
-            }
-            IoFailures.closeQuietly(s.channel, failure);
-            deleteQuietly(io, s.path, failure);
-        }
-        if (writer != null && goodSize >= 0) {
-            rollBack(goodSize, failure);
-        }
-    }
-
-    /**
-     * Copies the frames at the sorted positions {@code live[0..n)} to the active segment, starting
-     * new ones (listed in {@link #segments}) as segments fill; fills {@code moved} with their new
-     * positions.
-     */
-    private long move(long[] live, long[] moved, int n) throws IOException {
-        HeaderWindow headers = new HeaderWindow(new byte[options.ioBufferBytes()]);
-        long written = 0;
-        int i = 0;
-        while (i < n) {
-            RmwSegment source = segment(Positions.segment(live[i]));
-            headers.reset(source);
-            try (LogReader reader =
-                    LogReader.open(io, source.path, FileType.RMW_VALUE_LOG, source.size)) {
-                while (i < n && Positions.segment(live[i]) == source.id) {
-                    long runStart = Positions.offset(live[i]);
-                    long runEnd = runStart + headers.frameLength(runStart);
-                    int j = i + 1;
-                    while (j < n
-                            && Positions.segment(live[j]) == source.id
-                            && Positions.offset(live[j]) == runEnd) {
-                        runEnd += headers.frameLength(runEnd);
-                        j++;
-                    }
-                    if (writer == null || writer.size() >= options.segmentRollBytes()) {
-                        if (writer != null) {
-                            closeActive();
-                        }
-                        segments.add(startSegment());
-                    }
-                    long runLength = runEnd - runStart;
-                    if (runLength < COPY_RUN_LIMIT && headers.cover(runStart, runLength)) {
-                        // A short run costs less copied from the block its headers came in than
-                        // a transferTo system call (and two more for position and size) would.
-                        for (int k = i; k < j; k++) {
-                            moved[k] = Positions.pack(active.id, headers.copyFrame(live[k]));
-                        }
-                    } else {
-                        long base = writer.transferFrom(reader, runStart, runLength);
-                        for (int k = i; k < j; k++) {
-                            moved[k] =
-                                    Positions.pack(
-                                            active.id, base + Positions.offset(live[k]) - runStart);
-                        }
-                    }
-                    written += runLength;
-                    i = j;
-                }
-            }
-        }
-        return written;
-    }
-
-    /**
-     * Reads frame headers at increasing offsets of one segment through a block buffer, and copies
-     * short runs of frames out of that block.
-     */
-    private final class HeaderWindow {
-        private final byte[] block;
-        private final ByteBuffer view;
-        private RmwSegment segment;
-        private long start;
-        private int length;
-
-        HeaderWindow(byte[] block) {
-            this.block = block;
-            this.view = ByteBuffer.wrap(block);
-        }
-
-        void reset(RmwSegment s) {
-            segment = s;
-            start = 0;
-            length = 0;
-        }
-
-        int frameLength(long offset) throws IOException {
-            if (offset < start || offset + FrameDescriptor.HEADER_LENGTH > start + length) {
-                long left = segment.size - offset;
-                if (left < FrameDescriptor.HEADER_LENGTH) {
-                    throw new CorruptLogException(
-                            segment.path, offset, "frame header past the end");
-                }
-                int want = (int) Math.min(block.length, left);
-                view.clear().limit(want);
-                segment.readFully(offset, view);
-                stats.addRead(want);
-                start = offset;
-                length = want;
-            }
-            int payload = FrameDescriptor.readIntLE(block, (int) (offset - start));
-            if (payload < HEADER
-                    || offset + FrameDescriptor.HEADER_LENGTH + payload > segment.size) {
-                throw new CorruptLogException(segment.path, offset, "bad frame length " + payload);
-            }
-            return FrameDescriptor.HEADER_LENGTH + payload;
-        }
-
-        /** Makes {@code [offset, offset + count)} available in the block, if it can hold it. */
-        boolean cover(long offset, long count) throws IOException {
-            if (count > block.length) {
-                return false;
-            }
-            if (offset < start || offset + count > start + length) {
-                int want = (int) Math.min(block.length, segment.size - offset);
-                view.clear().limit(want);
-                segment.readFully(offset, view);
-                stats.addRead(want);
-                start = offset;
-                length = want;
-            }
-            return true;
-        }
-
-        /**
-         * Appends the covered frame at {@code position} to the active writer, its checksum verified
-         * first so that a corrupt frame is not given a fresh, valid one; returns its new offset.
-         */
-        long copyFrame(long position) throws IOException {
-            long offset = Positions.offset(position);
-            int at = (int) (offset - start);
-            int payload = FrameDescriptor.verify(block, at, length - at, segment.path, offset);
-            return writer.appendFrame(block, at + FrameDescriptor.HEADER_LENGTH, payload);
-        }
+        compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
     }
 
     // ---------------------------------------------------------------- seal, restore, scan
@@ -833,17 +502,13 @@ public final class RmwStore implements AutoCloseable {
     public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
         flush();
-        if (writer != null) {
-            closeActive();
+        if (log.writer() != null) {
+            log.closeActive();
         }
         if (durable) {
-            for (RmwSegment s : segments) {
-                if (!s.synced) {
-                    s.channel.force(false);
-                    s.synced = true;
-                }
-            }
+            log.syncAll();
         }
+        List<RmwSegment> segments = log.segments();
         int[] ids = new int[segments.size()];
         long[] lengths = new long[segments.size()];
         List<SealedStore.SealedFile> files = new ArrayList<>(segments.size());
@@ -855,7 +520,7 @@ public final class RmwStore implements AutoCloseable {
         }
         RmwManifest m =
                 new RmwManifest(
-                        nextSegmentId,
+                        log.nextSegmentId(),
                         index.size(),
                         stats.liveBytes(),
                         stats.deadBytes(),
@@ -876,7 +541,7 @@ public final class RmwStore implements AutoCloseable {
     }
 
     private void load(RmwManifest m, Path manifest) throws IOException {
-        nextSegmentId = (int) Math.max(m.nextSegmentId(), highestIdOnDisk(SEGMENT_NAME) + 1);
+        log.nextSegmentId((int) Math.max(m.nextSegmentId(), highestIdOnDisk(SEGMENT_NAME) + 1));
         manifestId = Math.max(0, highestIdOnDisk(MANIFEST_NAME));
         try {
             for (int i = 0; i < m.segmentIds().length; i++) {
@@ -907,7 +572,7 @@ public final class RmwStore implements AutoCloseable {
     }
 
     private void loadSegment(int id, long length) throws IOException {
-        Path path = segmentPath(id);
+        Path path = log.segmentPath(id);
         try (LogReader reader = LogReader.open(io, path, FileType.RMW_VALUE_LOG, length)) {
             if (reader.fileId() != id) {
                 throw new CorruptLogException(
@@ -915,7 +580,7 @@ public final class RmwStore implements AutoCloseable {
             }
             RmwSegment segment = new RmwSegment(id, path, io.openForRead(path), length);
             segment.synced = true;
-            segments.add(segment);
+            log.add(segment);
             FrameScanner frames = reader.scanAll(options.ioBufferBytes());
             while (frames.next()) {
                 byte[] b = frames.array();
@@ -973,7 +638,7 @@ public final class RmwStore implements AutoCloseable {
             buffer.copyValue(rec, value, 0);
             visitor.visit(buffer.copyKey(rec), buffer.copyNamespace(rec), value, 0, length);
         }
-        for (RmwSegment s : new ArrayList<>(segments)) {
+        for (RmwSegment s : new ArrayList<>(log.segments())) {
             try (LogReader reader = LogReader.open(io, s.path, FileType.RMW_VALUE_LOG, s.size)) {
                 FrameScanner frames = reader.scanAll(options.ioBufferBytes());
                 while (frames.next()) {
@@ -1010,7 +675,7 @@ public final class RmwStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- reads and matching
 
-    /** Index lookup whose matcher reads frames; the accepted frame is left in {@link #scratch}. */
+    /** Index lookup whose matcher reads frames; the accepted frame is left in the read buffer. */
     private long lookupLog(long hash, KeyMatcher matcher) throws IOException {
         try {
             return index.get(hash, matcher);
@@ -1019,40 +684,9 @@ public final class RmwStore implements AutoCloseable {
         }
     }
 
-    /** Reads and verifies the frame at {@code pos} into {@link #scratch}; returns its length. */
-    private int readFrame(long pos) throws IOException {
-        scratchFramePos = NONE;
-        RmwSegment s = segment(Positions.segment(pos));
-        long offset = Positions.offset(pos);
-        long left = s.size - offset;
-        if (offset < LogFileHeader.LENGTH || left < FrameDescriptor.HEADER_LENGTH) {
-            throw new CorruptLogException(
-                    s.path, offset, "frame offset outside the file (size " + s.size + ")");
-        }
-        int first = (int) Math.min(left, FIRST_READ);
-        scratchView.clear().limit(first);
-        s.readFully(offset, scratchView);
-        int payload = FrameDescriptor.readIntLE(scratch, 0);
-        if (payload < 0 || FrameDescriptor.HEADER_LENGTH + (long) payload > left) {
-            throw new CorruptLogException(s.path, offset, "bad frame length " + payload);
-        }
-        int frame = FrameDescriptor.HEADER_LENGTH + payload;
-        if (frame > first) {
-            ensureScratch(frame);
-            scratchView.clear().position(first).limit(frame);
-            s.readFully(offset + first, scratchView);
-        }
-        stats.addRead(Math.max(first, frame));
-        FrameDescriptor.verify(scratch, 0, frame, s.path, offset);
-        RmwRecordDescriptor.validate(scratch, FRAME_PAYLOAD, payload, s.path, offset);
-        scratchFramePos = pos;
-        scratchFrameLength = frame;
-        return frame;
-    }
-
     private int readFrameUnchecked(long pos) {
         try {
-            return readFrame(pos);
+            return frames.read(pos);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -1068,7 +702,7 @@ public final class RmwStore implements AutoCloseable {
 
     private boolean logMatchesKey(long pos) {
         int frame = readFrameUnchecked(pos);
-        if (scratchHoldsKey(lookupKey, lookupNamespace)) {
+        if (frames.holds(lookupKey, lookupNamespace)) {
             matchedFrameLength = frame;
             return true;
         }
@@ -1082,7 +716,7 @@ public final class RmwStore implements AutoCloseable {
             return true;
         }
         int frame = readFrameUnchecked(pos);
-        if (buffer.keyEquals(lookupRecord, scratch, FRAME_PAYLOAD)) {
+        if (buffer.keyEquals(lookupRecord, frames.array(), FRAME_PAYLOAD)) {
             matchedFrameLength = frame;
             return true;
         }
@@ -1091,39 +725,11 @@ public final class RmwStore implements AutoCloseable {
 
     private boolean logMatchesPayload(long pos) {
         int frame = readFrameUnchecked(pos);
-        byte[] b = lookupPayload;
-        int p = lookupPayloadOffset;
-        int keyLen = RmwRecordDescriptor.keyLength(b, p);
-        int nsLen = RmwRecordDescriptor.namespaceLength(b, p);
-        if (RmwRecordDescriptor.keyLength(scratch, FRAME_PAYLOAD) == keyLen
-                && RmwRecordDescriptor.namespaceLength(scratch, FRAME_PAYLOAD) == nsLen
-                && Arrays.equals(
-                        scratch,
-                        FRAME_PAYLOAD + HEADER,
-                        FRAME_PAYLOAD + HEADER + keyLen + nsLen,
-                        b,
-                        p + HEADER,
-                        p + HEADER + keyLen + nsLen)) {
+        if (frames.holdsKeyOf(lookupPayload, lookupPayloadOffset)) {
             matchedFrameLength = frame;
             return true;
         }
         return false;
-    }
-
-    /** Whether {@link #scratch} holds a verified frame of (key, namespace). */
-    private boolean scratchHoldsKey(byte[] key, byte[] namespace) {
-        if (scratchFramePos == NONE) {
-            return false;
-        }
-        int p = FRAME_PAYLOAD;
-        int keyLen = RmwRecordDescriptor.keyLength(scratch, p);
-        int nsLen = RmwRecordDescriptor.namespaceLength(scratch, p);
-        int from = p + HEADER;
-        return keyLen == key.length
-                && nsLen == namespace.length
-                && Arrays.equals(scratch, from, from + keyLen, key, 0, keyLen)
-                && Arrays.equals(
-                        scratch, from + keyLen, from + keyLen + nsLen, namespace, 0, nsLen);
     }
 
     private long hash(byte[] key, byte[] namespace) {
@@ -1131,10 +737,7 @@ public final class RmwStore implements AutoCloseable {
     }
 
     private long payloadHash(byte[] b, int p) {
-        int keyLen = RmwRecordDescriptor.keyLength(b, p);
-        int nsLen = RmwRecordDescriptor.namespaceLength(b, p);
-        return RmwRecordDescriptor.hash(b, p + HEADER, keyLen, b, p + HEADER + keyLen, nsLen)
-                & hashMask;
+        return RmwRecordDescriptor.payloadHash(b, p) & hashMask;
     }
 
     private void setLookup(byte[] key, byte[] namespace) {
@@ -1142,40 +745,7 @@ public final class RmwStore implements AutoCloseable {
         lookupNamespace = Checks.checkNotNull("namespace", namespace);
     }
 
-    /** Grows {@link #scratch} (keeping its content) to at least {@code need} bytes. */
-    private void ensureScratch(int need) {
-        if (need <= scratch.length) {
-            return;
-        }
-        int bigger = Math.max(need, (int) Math.min(Integer.MAX_VALUE - 8, 2L * scratch.length));
-        budget.reserve(bigger - scratchReserved, "RMW read buffer");
-        scratchReserved = bigger;
-        scratch = Arrays.copyOf(scratch, bigger);
-        scratchView = ByteBuffer.wrap(scratch);
-    }
-
-    private RmwSegment segment(int id) {
-        int lo = 0;
-        int hi = segments.size() - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            int at = segments.get(mid).id;
-            if (at < id) {
-                lo = mid + 1;
-            } else if (at > id) {
-                hi = mid - 1;
-            } else {
-                return segments.get(mid);
-            }
-        }
-        throw new IllegalStateException("no RMW segment " + id + " in " + directory);
-    }
-
     // ---------------------------------------------------------------- files
-
-    private Path segmentPath(int id) {
-        return directory.resolve(String.format("%s%08d.log", PREFIX, id));
-    }
 
     private void checkNoStoreFiles() throws IOException {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, PREFIX + "*")) {
@@ -1208,15 +778,6 @@ public final class RmwStore implements AutoCloseable {
         return highest;
     }
 
-    /** Unlike {@link IoFailures#closeQuietly}, also collects runtime failures of the close. */
-    private static void closeQuietly(LogWriter w, Exception failure) {
-        try {
-            w.close();
-        } catch (IOException | RuntimeException e) {
-            failure.addSuppressed(e);
-        }
-    }
-
     // ---------------------------------------------------------------- lifecycle, metrics
 
     public StoreStats stats() {
@@ -1228,7 +789,10 @@ public final class RmwStore implements AutoCloseable {
 
     /** Bytes this store holds from its budget. */
     public long memoryUsed() {
-        return buffer.memoryBytes() + index.memoryBytes() + staging.capacity() + scratchReserved;
+        return buffer.memoryBytes()
+                + index.memoryBytes()
+                + staging.capacity()
+                + frames.reservedBytes();
     }
 
     public RmwStoreOptions options() {
@@ -1248,23 +812,7 @@ public final class RmwStore implements AutoCloseable {
             return;
         }
         closed = true;
-        IOException failure = null;
-        if (writer != null) {
-            try {
-                writer.close();
-            } catch (IOException e) {
-                failure = e;
-            }
-            writer = null;
-        }
-        for (RmwSegment s : segments) {
-            try {
-                s.channel.close();
-            } catch (IOException e) {
-                failure = chain(failure, e);
-            }
-        }
-        segments.clear();
+        IOException failure = log.close(null);
         buffer.close();
         try {
             index.close();
@@ -1272,8 +820,7 @@ public final class RmwStore implements AutoCloseable {
             failure = chain(failure, e.getCause());
         }
         staging.close();
-        budget.release(scratchReserved);
-        scratchReserved = 0;
+        frames.release();
         if (failure != null) {
             throw failure;
         }

@@ -15,18 +15,21 @@
  *          | miss                       | full (jittered write-buffer limit) -> flush:
  *          v                            v  one frame per record, appended
  *  +-------------------------------+   +-------------------------------------------------+
- *  | hash index (LongHashIndex)    |-->| value log: rmw-00000007.log rmw-00000008.log ... |
+ *  | hash index (PagedHashIndex)   |-->| RmwValueLog: rmw-00000007.log rmw-00000008.log  |
  *  | hash(key, ns) -> segment|off  |   | [hdr][frame][frame]...      [hdr][frame]...      |
  *  +-------------------------------+   +-------------------------------------------------+
- *     key checked against the frame       |  (live + dead) / live > MSA (jittered)
- *     a point read loads anyway           v
- *                                      compaction: runs of live frames -> transferTo ->
+ *     key checked against the frame       |  point reads: RmwFrameReader (last frame read,
+ *     RmwFrameReader loads anyway         |  verified, reused by the put that follows a get)
+ *                                         |  (live + dead) / live > MSA (jittered)
+ *                                         v
+ *                                      RmwCompactor: runs of live frames -> transferTo ->
  *                                      new segments; index rewritten; old segments deleted
  *
  *  seal(): flush, close + fsync segments, write rmw-NNNNNNNN.manifest (segments and lengths)
  *  restore(): scan the listed segments in order, checksums verified; later records win
  * </pre>
  *
- * The file format is described in {@code docs/FORMAT.md}.
+ * {@link io.flowkv.core.rmw.RmwStore} ties the parts together: point operations, flush, seal and
+ * restore. The file format is described in {@code docs/FORMAT.md}.
  */
 package io.flowkv.core.rmw;
