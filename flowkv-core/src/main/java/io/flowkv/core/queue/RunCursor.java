@@ -3,6 +3,7 @@ package io.flowkv.core.queue;
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
+import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.FrameScanner;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.LogReader;
@@ -14,13 +15,15 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * Reads the elements of one sorted run file in order, a block at a time, through one read buffer
+ * Reads the entries of one sorted run file in order, a block at a time, through one read buffer
  * counted in {@code budget}: the file's size, but at most {@link #MAX_READ_BUFFER} bytes. Every
  * block's checksum is verified when it is read, and elements must ascend strictly; anything else is
  * a {@link CorruptLogException} naming the file and the block's offset.
  *
- * <p>{@link #head()} is the current element. A failed {@link #advance()} leaves the head where it
- * was, so a caller that retries meets the same error instead of skipping elements.
+ * <p>{@link #head()} is the current element and {@link #headRecord()} its record. A failed {@link
+ * #advance()} leaves the head where it was and reads the same block again when retried, so a caller
+ * that retries meets the same error (or, after a transient read error, goes on) instead of skipping
+ * entries.
  */
 final class RunCursor implements Closeable {
     static final int MAX_READ_BUFFER = 16 << 10;
@@ -32,7 +35,7 @@ final class RunCursor implements Closeable {
     private final long size;
     private final int reserved;
     private final LogReader reader;
-    private final FrameScanner frames;
+    private FrameScanner frames;
 
     private byte[] block;
     private int pos;
@@ -41,13 +44,20 @@ final class RunCursor implements Closeable {
     /** File offset of the frame holding the head. */
     private long blockOffset;
 
-    /** Index of the head among its block's elements. */
+    /** File offset of the frame after the head's: where {@link #nextFrame()} resumes. */
+    private long nextFrameOffset;
+
+    /** A read of the scanner failed: its buffer is in no known state, start a new one. */
+    private boolean rescan;
+
+    /** Index of the head among its block's entries. */
     private int entryIndex;
 
-    /** Varint bytes of the length {@link #lengthAt} read last. */
-    private int lengthBytes;
+    /** Bytes of the varint {@link #varintAt} read last. */
+    private int varintBytes;
 
     private byte[] head;
+    private long headRecord = -1;
     private boolean closed;
 
     private RunCursor(
@@ -101,6 +111,7 @@ final class RunCursor implements Closeable {
                             bufferSize,
                             reader,
                             reader.scan(blockOffset, size, bufferSize));
+            cursor.nextFrameOffset = blockOffset;
             cursor.start(skip);
             return cursor;
         } catch (IOException | RuntimeException e) {
@@ -125,16 +136,18 @@ final class RunCursor implements Closeable {
     }
 
     private void start(int skip) throws IOException {
-        if (!frames.next()) {
+        if (!nextFrame()) {
             return;
         }
         enterBlock();
         for (int i = 0; i < skip; i++) {
             if (pos >= end) {
-                throw corrupt("block holds " + i + " elements, expected more than " + skip);
+                throw corrupt("block holds " + i + " entries, expected more than " + skip);
             }
             int length = lengthAt(pos);
-            pos += lengthBytes + length;
+            int recordAt = pos + varintBytes + length;
+            recordAt(recordAt);
+            pos = recordAt + varintBytes;
             entryIndex++;
         }
         advance();
@@ -145,25 +158,50 @@ final class RunCursor implements Closeable {
         return head;
     }
 
-    /** Moves to the next element; returns false (head null) at the end of the run. */
+    /** The record of the current element ({@link SortedRunDescriptor#record}); -1 at the end. */
+    long headRecord() {
+        return headRecord;
+    }
+
+    /** Moves to the next entry; returns false (head null) at the end of the run. */
     boolean advance() throws IOException {
         if (pos >= end) {
-            if (!frames.next()) {
+            if (!nextFrame()) {
                 head = null;
+                headRecord = -1;
                 return false;
             }
             enterBlock();
         }
         int length = lengthAt(pos);
-        int from = pos + lengthBytes;
+        int from = pos + varintBytes;
+        long record = recordAt(from + length);
         byte[] next = Arrays.copyOfRange(block, from, from + length);
         if (head != null && Arrays.compareUnsigned(head, next) >= 0) {
             throw corrupt("element " + (entryIndex + 1) + " of the block is out of order");
         }
-        pos = from + length;
+        pos = from + length + varintBytes;
         entryIndex++;
         head = next;
+        headRecord = record;
         return true;
+    }
+
+    /**
+     * Moves the scanner to the next frame. After a failed read (a transient I/O error, or a
+     * checksum that will fail again) the next call reads that frame anew, through a new scanner.
+     */
+    private boolean nextFrame() throws IOException {
+        if (rescan) {
+            frames = reader.scan(nextFrameOffset, size, reserved);
+            rescan = false;
+        }
+        try {
+            return frames.next();
+        } catch (IOException | RuntimeException e) {
+            rescan = true;
+            throw e;
+        }
     }
 
     private void enterBlock() throws CorruptLogException {
@@ -174,30 +212,42 @@ final class RunCursor implements Closeable {
         pos = frames.payloadOffset();
         end = pos + frames.payloadLength();
         blockOffset = frames.frameOffset();
+        nextFrameOffset = blockOffset + FrameDescriptor.HEADER_LENGTH + frames.payloadLength();
         entryIndex = -1;
     }
 
-    /** Reads the varint length at {@code at} (its size into {@link #lengthBytes}). */
+    /** Reads the element length at {@code at} (its size into {@link #varintBytes}). */
     private int lengthAt(int at) throws CorruptLogException {
+        long length = varintAt(at, SortedRunDescriptor.MAX_LENGTH_BYTES, "element length");
+        long left = end - (at + varintBytes);
+        if (length > left) {
+            throw corrupt(
+                    "element of "
+                            + length
+                            + " bytes runs past the end of the block ("
+                            + left
+                            + " bytes left)");
+        }
+        return (int) length;
+    }
+
+    /** Reads the record at {@code at} (its size into {@link #varintBytes}). */
+    private long recordAt(int at) throws CorruptLogException {
+        return varintAt(at, SortedRunDescriptor.MAX_RECORD_BYTES, "record");
+    }
+
+    /** Reads a varint of at most {@code maxBytes} at {@code at}, within the block. */
+    private long varintAt(int at, int maxBytes, String what) throws CorruptLogException {
         long value = 0;
-        for (int i = 0; i < SortedRunDescriptor.MAX_LENGTH_BYTES && at + i < end; i++) {
+        for (int i = 0; i < maxBytes && at + i < end; i++) {
             int b = block[at + i];
             value |= (long) (b & 0x7F) << (7 * i);
             if ((b & 0x80) == 0) {
-                long left = end - (at + i + 1);
-                if (value > left) {
-                    throw corrupt(
-                            "element of "
-                                    + value
-                                    + " bytes runs past the end of the block ("
-                                    + left
-                                    + " bytes left)");
-                }
-                lengthBytes = i + 1;
-                return (int) value;
+                varintBytes = i + 1;
+                return value;
             }
         }
-        throw corrupt("malformed element length");
+        throw corrupt("malformed " + what + " or " + what + " past the end of the block");
     }
 
     private CorruptLogException corrupt(String problem) {

@@ -1,31 +1,36 @@
 package io.flowkv.core.queue;
 
 import io.flowkv.core.Checks;
-import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.IoFailures;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.memory.IoBuffer;
 import io.flowkv.core.memory.MemoryBudget;
-import io.flowkv.core.rmw.RmwStore;
-import io.flowkv.core.rmw.RmwStoreOptions;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 
 import static io.flowkv.core.log.IoFailures.chain;
+import static io.flowkv.core.queue.SortedRunDescriptor.ADD;
+import static io.flowkv.core.queue.SortedRunDescriptor.DEL;
+import static io.flowkv.core.queue.SortedRunDescriptor.isAdd;
+import static io.flowkv.core.queue.SortedRunDescriptor.record;
 
 /**
  * An ordered set of byte strings (unsigned lexicographic order, {@link
@@ -34,50 +39,67 @@ import static io.flowkv.core.log.IoFailures.chain;
  * state.backend.rocksdb.timer-service.factory: ROCKSDB} does. A job with millions of timers per
  * subtask (one per key and window) would otherwise keep them all on the heap.
  *
- * <p>Two structures share the work. <b>Membership</b> says which elements are present: an {@link
- * RmwStore} (key = element, empty namespace and value) in the subdirectory {@code members}, which
- * holds a bounded write buffer and index cache and spills the rest. <b>Order</b> is a
- * log-structured set of sorted runs:
+ * <p>It is a log-structured merge tree with sequence numbers and tombstones, and it never reads at
+ * random: every file is written once front to back and read front to back. Each mutation gets the
+ * next sequence number and becomes a record (element, seq, ADD or DEL):
  *
  * <pre>
- *  add(e) ---> memtable: TreeSet, at most memtableBytes (element + 48 B each), on the heap
- *                 | full: written in order as one tier-0 run
- *                 v
- *  tier 0:  [run][run][run]        4 runs of one tier -> k-way merge into 1 run of the next
- *  tier 1:  [run][run]             tier; the merge keeps one copy of each element (present
- *  tier 2:  [run]                  or not: that is decided when it comes up)
- *    ...       each run: run-NNNNNNNN.log, blocks of elements (SortedRunDescriptor), read
+ *  add(e) / remove(e) ---> memtable: TreeMap element -> latest record (seq &lt;&lt; 1 | kind), on the
+ *                             | heap, at most memtableBytes (element + 64 B each)
+ *                             | full: written in order as one tier-0 run
+ *                             v
+ *  tier 0:  [run][run][run]        4 runs of one tier -> k-way merge into 1 run of the next tier,
+ *  tier 1:  [run][run]             keeping the latest record of each element (ADD or DEL)
+ *  tier 2:  [run]
+ *    ...       each run: run-NNNNNNNN.log, blocks of (element, record) (SortedRunDescriptor), read
  *              from its head through one read buffer of at most 16 KiB; deleted once consumed
  *
- *  peek/poll: the smallest of the memtable's first element and the runs' heads (a heap of
- *             runs by head); absent from membership -> stale copy: advance past it, go on
+ *  peek/poll: e = the smallest of the memtable's first element and the runs' heads (a heap of runs
+ *             by head); its latest record there decides: ADD -> e is the head;
+ *             DEL -> consume every record of e (advance the runs, drop the memtable entry), go on
  * </pre>
  *
- * <p><b>Copies.</b> An element may be in several runs and the memtable at once (added, removed,
- * added again). {@code remove} only clears its membership (and takes it out of the memtable, which
- * therefore holds present elements only); copies left in runs are stale and skipped when they reach
- * a head (a merge keeps one copy of them, like of any element). Each present element is returned by
- * {@link #poll()} exactly once: all its copies are identical bytes, every run is strictly
- * ascending, and the smallest head is the smallest remaining entry, so when it is polled every copy
- * of it is at the head of its run (or first in the memtable) and all of them are advanced past
- * together, after which it is absent from membership. A copy left behind would still be harmless: a
- * head is returned only while membership holds it.
+ * <p><b>Why this is exact.</b> (1) The latest record of an element wins: its presence is the kind
+ * of its record with the highest sequence number, wherever that is (a memtable record is newer than
+ * every run's, as runs are made of earlier memtables). (2) All records of an element meet at the
+ * heads together: every run is strictly ascending and holds at most one record per element, and a
+ * cursor only moves past an element when that element is the smallest entry of all, so when e is
+ * the smallest entry, every run still holding a record of e has it at its head, and the memtable's
+ * first element is e if it holds one. (3) A poll, or the skipping of a deleted element, consumes
+ * all of them at once (the deciding record last, so that a read failing half-way leaves the
+ * decision as it was): a later {@code add(e)} writes a record with a new, higher sequence number
+ * and e is present again, exactly once. Merges keep the latest record per element, which preserves
+ * (1) and (2); they drop a DEL only when they merge every run, since then no older record of the
+ * element is left anywhere (the memtable is newer).
  *
- * <p><b>Costs.</b> {@code add}: one membership lookup and one put (a flush now and then). {@code
- * remove}: one membership remove. {@code poll}: one membership remove, plus the lookup that
- * validated the head (cached, so repeated {@code peek()} costs no I/O). Each element is rewritten
- * once per tier it climbs: write amplification about log4(n / elements per memtable), no membership
- * lookup. Memory charged to the budget: the membership store and a 64 KiB write staging buffer. On
- * the heap, not charged (so that a full budget never fails a poll or a merge): the memtable and one
- * read buffer of at most 16 KiB per run (a merge opens its inputs once more while it runs); there
- * are at most three runs per tier, O(log n) in all (about 20 for 100M timers of 40 bytes with a 256
- * KiB memtable). A single element larger than the read buffer makes it grow while its block is
- * read.
+ * <p><b>The cached head.</b> {@link #peek()} resolves the head once and caches it; the store keeps
+ * the invariant that while the head is known, no record of an element below it exists. So {@code
+ * add(e)} below the head makes e the head, {@code remove(e)} below the head is a no-op (e is absent
+ * and needs no tombstone: this is the common removal of a timer that already fired), and only
+ * {@code remove(head)}, {@link #poll()} and {@link #clear()} forget it.
+ *
+ * <p><b>What the store knows.</b> Without an index it cannot tell in general whether an element is
+ * present, so {@link #add} answers "true unless known present" and {@link #remove} "true if it may
+ * have been present"; {@link #size()} is exact but counts with a merged scan of everything when it
+ * is not known (after an add or a remove whose effect on the count was not known).
+ *
+ * <p><b>Costs.</b> {@code add}, {@code remove}: a memtable update (a flush now and then). {@code
+ * peek}: free while the head is cached. {@code poll}: the heap work for the runs at its element,
+ * plus sequential reads of the runs, one block at a time. Each record is rewritten once per tier it
+ * climbs: write amplification about log4(n / records per memtable). A removed element costs its DEL
+ * record on disk until its turn comes at the heads (a tombstone, as in RocksDB). Memory charged to
+ * the budget: the 64 KiB write staging buffer, nothing else. On the heap, not charged (so that a
+ * full budget never fails a poll or a merge): the memtable and one read buffer of at most 16 KiB
+ * per run (a merge opens its inputs once more while it runs, {@link #forEach} and {@link #size()}
+ * every run); there are at most three runs per tier, O(log n) in all (about 20 for 100M timers of
+ * 40 bytes with a 256 KiB memtable). A single element larger than the read buffer makes it grow
+ * while its block is read.
  *
  * <p>Run files are scratch: not synced, never part of a snapshot (a snapshot visits the elements
  * with {@link #forEach}), deleted when consumed, on {@link #clear()} and on {@link #close()}. A
- * failure in a flush or merge leaves the store's content as it was (the element is not added); a
- * run that fails its checksum keeps failing every {@code peek} and {@code poll} that reaches it.
+ * failure in a flush or merge leaves the store's content as it was (the mutation that flushed is
+ * not applied); a run that fails its checksum keeps failing every {@code peek} and {@code poll}
+ * that reaches it.
  *
  * <p>Single writer: one thread calls every method. Callers do not modify the arrays they pass or
  * get; the store keeps them as they are.
@@ -87,25 +109,23 @@ public final class SortedQueueStore implements AutoCloseable {
 
     static final long MIN_MEMTABLE_BYTES = 1024;
 
-    /** Heap bytes counted per memtable element besides its own: tree entry and array header. */
-    static final int ELEMENT_OVERHEAD = 48;
+    /**
+     * Heap bytes counted per memtable element besides its own: tree entry, boxed record, header.
+     */
+    static final int ELEMENT_OVERHEAD = 64;
 
     /** A tier holding this many runs is merged into one run of the next tier. */
     static final int RUNS_PER_TIER = 4;
 
-    static final String MEMBERS_DIRECTORY = "members";
     static final String RUN_PREFIX = "run-";
 
     private static final int STAGING_BYTES = 64 << 10;
-    private static final byte[] EMPTY = new byte[0];
-    private static final ValueConsumer IGNORE = (buffer, offset, length) -> {};
+    private static final long UNKNOWN = -1;
     private static final Comparator<byte[]> ORDER = Arrays::compareUnsigned;
     private static final Comparator<RunCursor> CURSOR_BY_HEAD =
             (a, b) -> Arrays.compareUnsigned(a.head(), b.head());
     private static final Comparator<SortedRun> RUN_BY_HEAD =
             (a, b) -> Arrays.compareUnsigned(a.cursor().head(), b.cursor().head());
-
-    private final Path directory;
 
     /**
      * Run read buffers are counted here, not in the store's budget: they are small heap buffers
@@ -113,61 +133,60 @@ public final class SortedQueueStore implements AutoCloseable {
      */
     private static final MemoryBudget READ_BUFFERS = new MemoryBudget(Long.MAX_VALUE);
 
-    static final double MEMBERSHIP_MAX_SPACE_AMPLIFICATION = 4.0;
-
-    private final MemoryBudget budget;
+    private final Path directory;
     private final FileIo io;
-    private final RmwStoreOptions membershipOptions;
     private final long memtableLimit;
     private final IoBuffer staging;
 
-    /** Null only after a {@link #clear()} failed to reopen it; the store is then unusable. */
-    private RmwStore membership;
-
-    /** Present elements only (see the class comment). */
-    private final TreeSet<byte[]> memtable = new TreeSet<>(ORDER);
+    /**
+     * The latest record ({@link SortedRunDescriptor#record}) of each element mutated since the last
+     * flush.
+     */
+    private final TreeMap<byte[], Long> memtable = new TreeMap<>(ORDER);
 
     private long memtableBytes;
 
-    /** Every run not yet consumed; each has a head and is in {@link #heads}. */
+    /** Sequence number of the next mutation. */
+    private long nextSeq;
+
+    /** Every run not yet consumed; each has a head and is in {@link #heads} (but see atHead). */
     private final List<SortedRun> runs = new ArrayList<>();
 
     private final PriorityQueue<SortedRun> heads = new PriorityQueue<>(RUN_BY_HEAD);
+
+    /** Runs taken out of {@link #heads} by {@link #takeRunsAt} until they are put back. */
+    private final List<SortedRun> atHead = new ArrayList<>();
 
     /** Consumed runs whose file could not be deleted; retried (and reported) by clear and close. */
     private final List<Path> undeleted = new ArrayList<>();
 
     private long nextRunId;
+
+    /** Present elements, or {@link #UNKNOWN}: then {@link #size()} counts them. */
     private long size;
 
-    /** The smallest present element (null: empty) while {@link #headKnown}. */
+    /**
+     * The smallest present element (null: empty) while {@link #headKnown}; no record of a smaller
+     * element exists then.
+     */
     private byte[] head;
 
     private boolean headKnown = true;
     private boolean closed;
 
-    private SortedQueueStore(
-            Path directory,
-            MemoryBudget budget,
-            FileIo io,
-            RmwStoreOptions membershipOptions,
-            long memtableLimit,
-            IoBuffer staging,
-            RmwStore membership) {
+    private SortedQueueStore(Path directory, FileIo io, long memtableLimit, IoBuffer staging) {
         this.directory = directory;
-        this.budget = budget;
         this.io = io;
-        this.membershipOptions = membershipOptions;
         this.memtableLimit = memtableLimit;
         this.staging = staging;
-        this.membership = membership;
     }
 
     /**
      * A new, empty store in {@code directory} (created if needed; it must hold no run files).
-     * memtableBytes: cap of the in-memory sorted buffer (>= 1024); budget: pays the membership
-     * store, the staging buffer and the runs' read buffers. {@code indexCacheBytes} and {@code
-     * writeBufferBytes} configure the membership store, raised to its minimums.
+     * memtableBytes: heap cap of the in-memory sorted buffer (>= 1024); budget: pays the 64 KiB
+     * staging buffer. {@code indexCacheBytes} and {@code writeBufferBytes} are ignored: they sized
+     * the membership index of an earlier version of this store, and stay so that callers need not
+     * change.
      */
     public static SortedQueueStore open(
             Path directory,
@@ -196,74 +215,76 @@ public final class SortedQueueStore implements AutoCloseable {
         Checks.checkNotNull("directory", directory);
         Checks.checkNotNull("budget", budget);
         Checks.checkRange("memtableBytes", memtableBytes, MIN_MEMTABLE_BYTES, Long.MAX_VALUE);
-        RmwStoreOptions options =
-                RmwStoreOptions.builder(directory.resolve(MEMBERS_DIRECTORY))
-                        .indexCacheBytes(
-                                Math.max(RmwStoreOptions.MIN_INDEX_CACHE_BYTES, indexCacheBytes))
-                        .writeBufferBytes(Math.max(1, writeBufferBytes))
-                        // Every fired timer is a removal: compact the membership log less often
-                        // (it is small, about 30 bytes per timer).
-                        .maxSpaceAmplification(MEMBERSHIP_MAX_SPACE_AMPLIFICATION)
-                        .fileIo(io)
-                        .build();
         Files.createDirectories(directory);
         checkNoRunFiles(directory);
         IoBuffer staging = IoBuffer.allocate(budget, STAGING_BYTES, "sorted queue staging buffer");
-        RmwStore membership;
-        try {
-            membership = RmwStore.open(options, budget);
-        } catch (IOException | RuntimeException e) {
-            staging.close();
-            throw e;
-        }
-        return new SortedQueueStore(
-                directory, budget, io, options, memtableBytes, staging, membership);
+        return new SortedQueueStore(directory, io, memtableBytes, staging);
     }
 
     // ---------------------------------------------------------------- set operations
 
-    /** Adds {@code element}; returns true if it was not present. */
+    /**
+     * Adds {@code element}. Returns true unless it is known to be present already (the store does
+     * not always know: true does not mean it was absent).
+     */
     public boolean add(byte[] element) throws IOException {
         checkOpen();
         Checks.checkNotNull("element", element);
-        if (isMember(element)) {
+        boolean belowHead = headKnown && (head == null || ORDER.compare(element, head) < 0);
+        if (headKnown && !belowHead && ORDER.compare(element, head) == 0) {
             return false;
         }
-        long cost = cost(element);
-        if (!memtable.isEmpty() && memtableBytes + cost > memtableLimit) {
-            flushMemtable();
+        Long latest = memtable.get(element);
+        if (latest != null && isAdd(latest)) {
+            return false;
         }
-        memtable.add(element);
-        memtableBytes += cost;
-        try {
-            membership.put(element, EMPTY, EMPTY);
-        } catch (IOException | RuntimeException e) {
-            memtable.remove(element);
-            memtableBytes -= cost;
-            throw e;
-        }
-        size++;
-        if (headKnown && (head == null || ORDER.compare(element, head) < 0)) {
+        put(element, latest, ADD);
+        // A DEL in the memtable is its latest record; below the head there are no records.
+        size = (latest != null || belowHead) && size != UNKNOWN ? size + 1 : UNKNOWN;
+        if (belowHead) {
             head = element;
         }
         return true;
     }
 
-    /** Removes {@code element}; returns true if it was present. Copies in runs become stale. */
+    /**
+     * Removes {@code element}. Returns true if it may have been present (the store does not always
+     * know: true does not mean it was).
+     */
     public boolean remove(byte[] element) throws IOException {
         checkOpen();
         Checks.checkNotNull("element", element);
-        if (!membership.remove(element, EMPTY)) {
+        if (headKnown && (head == null || ORDER.compare(element, head) < 0)) {
+            return false; // absent, and no record of it exists to be overridden
+        }
+        Long latest = memtable.get(element);
+        if (latest != null && !isAdd(latest)) {
             return false;
         }
-        size--;
-        if (memtable.remove(element)) {
-            memtableBytes -= cost(element);
-        }
-        if (headKnown && head != null && ORDER.compare(head, element) == 0) {
-            headKnown = false;
+        boolean isHead = headKnown && ORDER.compare(element, head) == 0;
+        // Even over an ADD in the memtable: older runs may hold an older ADD of the element.
+        put(element, latest, DEL);
+        size = (latest != null || isHead) && size != UNKNOWN ? size - 1 : UNKNOWN;
+        if (isHead) {
+            forgetHead();
         }
         return true;
+    }
+
+    /**
+     * Records the next mutation of {@code element} in the memtable; {@code latest} is its record
+     * there, if any. A memtable too full for a new element is flushed first; if that fails, nothing
+     * changes.
+     */
+    private void put(byte[] element, Long latest, int kind) throws IOException {
+        if (latest == null) {
+            long cost = cost(element);
+            if (!memtable.isEmpty() && memtableBytes + cost > memtableLimit) {
+                flushMemtable();
+            }
+            memtableBytes += cost;
+        }
+        memtable.put(element, record(nextSeq++, kind));
     }
 
     /** The smallest present element, or null if there is none. */
@@ -282,74 +303,142 @@ public final class SortedQueueStore implements AutoCloseable {
         if (smallest == null) {
             return null;
         }
-        headKnown = false;
-        // Copies first: if reading a run fails, the element stays present and at that run's head.
-        dropCopies(smallest);
-        if (!membership.remove(smallest, EMPTY)) {
-            throw new IllegalStateException(
-                    "validated head vanished from membership in " + directory);
+        forgetHead();
+        // If reading a run fails, the deciding ADD stays: the element is still present.
+        consume(smallest, takeRunsAt(smallest));
+        if (size != UNKNOWN) {
+            size--;
         }
-        size--;
         return smallest;
     }
 
-    /** Present elements. */
+    /**
+     * Present elements: exact. Known after a poll or a clear, and after adds and removes whose
+     * effect the store could tell; otherwise counted by a merged scan of the memtable and every run
+     * ({@link #forEach}'s cost: O(n), sequential reads), then known until the next such change.
+     *
+     * @throws UncheckedIOException if a run cannot be read (unchecked, as in the earlier API)
+     */
     public long size() {
+        checkOpen();
+        if (size == UNKNOWN) {
+            try {
+                size = scan(null);
+            } catch (IOException e) {
+                throw unchecked("count the elements", e);
+            }
+        }
         return size;
     }
 
+    /**
+     * Whether no element is present: {@code peek() == null}.
+     *
+     * @throws UncheckedIOException if a run cannot be read (unchecked, as in the earlier API)
+     */
     public boolean isEmpty() {
-        return size == 0;
+        try {
+            return peek() == null;
+        } catch (IOException e) {
+            throw unchecked("find the smallest element", e);
+        }
+    }
+
+    private UncheckedIOException unchecked(String what, IOException e) {
+        return new UncheckedIOException(
+                "Could not " + what + " of the sorted queue store in " + directory, e);
     }
 
     /**
-     * Gives every present element to {@code visitor} once, in no particular order. The visitor must
-     * not call back into the store.
+     * Gives every present element to {@code visitor} once, in ascending order. Reads the memtable
+     * and every run from its head, with cursors of its own (the store's do not move): O(n),
+     * sequential reads. The visitor must not call back into the store.
      */
     public void forEach(Consumer<byte[]> visitor) throws IOException {
         checkOpen();
         Checks.checkNotNull("visitor", visitor);
-        // EntryVisitor does not promise that key arrays outlive the call; the caller may keep them.
-        membership.forEach((key, namespace, value, offset, length) -> visitor.accept(key.clone()));
+        scan(visitor);
     }
 
-    // ---------------------------------------------------------------- order: heads
+    // ---------------------------------------------------------------- heads
 
-    /** The smallest present element, skipping (and consuming) stale copies at the run heads. */
+    /** The smallest present element, consuming the records of deleted elements below it. */
     private byte[] findHead() throws IOException {
         while (true) {
-            SortedRun top = heads.peek();
-            byte[] fromMemtable = memtable.isEmpty() ? null : memtable.first();
-            if (top == null) {
-                return fromMemtable;
+            byte[] smallest = smallestEntry();
+            if (smallest == null) {
+                return null;
             }
-            byte[] fromRuns = top.cursor().head();
-            if (fromMemtable != null && ORDER.compare(fromMemtable, fromRuns) <= 0) {
-                return fromMemtable; // the memtable holds present elements only
+            SortedRun latestRun = takeRunsAt(smallest);
+            Long fromMemtable = memtableRecordAt(smallest);
+            long latest = fromMemtable != null ? fromMemtable : latestRun.cursor().headRecord();
+            if (isAdd(latest)) {
+                heads.addAll(atHead);
+                atHead.clear();
+                return smallest;
             }
-            if (isMember(fromRuns)) {
-                return fromRuns;
-            }
-            dropCopies(fromRuns);
+            consume(smallest, latestRun);
         }
+    }
+
+    /** The smallest element of the memtable and the runs' heads, or null if there is none. */
+    private byte[] smallestEntry() {
+        byte[] fromMemtable = memtable.isEmpty() ? null : memtable.firstKey();
+        SortedRun top = heads.peek();
+        if (top == null) {
+            return fromMemtable;
+        }
+        byte[] fromRuns = top.cursor().head();
+        return fromMemtable != null && ORDER.compare(fromMemtable, fromRuns) <= 0
+                ? fromMemtable
+                : fromRuns;
+    }
+
+    /** The memtable's record of {@code element} if it is its first element, else null. */
+    private Long memtableRecordAt(byte[] element) {
+        if (memtable.isEmpty()) {
+            return null;
+        }
+        Map.Entry<byte[], Long> first = memtable.firstEntry();
+        return ORDER.compare(first.getKey(), element) == 0 ? first.getValue() : null;
     }
 
     /**
-     * Advances every head equal to {@code element}, the smallest entry: the memtable's first and
-     * the heads of the runs; a run left empty is deleted.
+     * Takes every run whose head is {@code element}, the smallest entry, out of {@link #heads} into
+     * {@link #atHead}; returns the one with the latest record, or null if there is none.
      */
-    private void dropCopies(byte[] element) throws IOException {
-        if (!memtable.isEmpty() && ORDER.compare(memtable.first(), element) == 0) {
-            memtable.pollFirst();
-            memtableBytes -= cost(element);
-        }
+    private SortedRun takeRunsAt(byte[] element) {
+        SortedRun latest = null;
         while (!heads.isEmpty() && ORDER.compare(heads.peek().cursor().head(), element) == 0) {
             SortedRun run = heads.poll();
+            atHead.add(run);
+            if (latest == null || run.cursor().headRecord() > latest.cursor().headRecord()) {
+                latest = run;
+            }
+        }
+        return latest;
+    }
+
+    /**
+     * Consumes every record of {@code element}, the smallest entry: advances the runs in {@link
+     * #atHead} (a run left empty is deleted), then drops the memtable's record. The deciding record
+     * goes last (the memtable's if it has one, else {@code latestRun}'s): if a read fails, the runs
+     * not yet advanced go back into {@link #heads} at {@code element}, which is still decided as it
+     * was.
+     */
+    private void consume(byte[] element, SortedRun latestRun) throws IOException {
+        int n = atHead.size();
+        if (latestRun != null) {
+            Collections.swap(atHead, atHead.indexOf(latestRun), n - 1);
+        }
+        for (int i = 0; i < n; i++) {
+            SortedRun run = atHead.get(i);
             boolean more;
             try {
                 more = run.cursor().advance();
             } catch (IOException | RuntimeException e) {
-                heads.add(run); // its head has not moved
+                heads.addAll(atHead.subList(i, n)); // their heads have not moved
+                atHead.clear();
                 throw e;
             }
             if (more) {
@@ -359,9 +448,96 @@ public final class SortedQueueStore implements AutoCloseable {
                 retire(run);
             }
         }
+        atHead.clear();
+        if (memtableRecordAt(element) != null) {
+            memtable.pollFirstEntry();
+            memtableBytes -= cost(element);
+        }
     }
 
-    // ---------------------------------------------------------------- order: flush and merge
+    private void forgetHead() {
+        headKnown = false;
+        head = null;
+    }
+
+    // ---------------------------------------------------------------- scans
+
+    /**
+     * Merges the memtable and every run from its head (with cursors of their own), resolving the
+     * latest record of each element; gives each present element to {@code visitor} (if not null) in
+     * ascending order and returns their number.
+     */
+    private long scan(Consumer<byte[]> visitor) throws IOException {
+        List<RunCursor> cursors = new ArrayList<>(runs.size());
+        long present = 0;
+        try {
+            PriorityQueue<RunCursor> queue =
+                    new PriorityQueue<>(Math.max(1, runs.size()), CURSOR_BY_HEAD);
+            for (SortedRun run : runs) {
+                RunCursor cursor = run.cursor().reopen();
+                cursors.add(cursor);
+                queue.add(cursor);
+            }
+            Iterator<Map.Entry<byte[], Long>> fromMemtable = memtable.entrySet().iterator();
+            Map.Entry<byte[], Long> next = fromMemtable.hasNext() ? fromMemtable.next() : null;
+            while (next != null || !queue.isEmpty()) {
+                byte[] element;
+                long latest = -1;
+                if (queue.isEmpty()
+                        || (next != null
+                                && ORDER.compare(next.getKey(), queue.peek().head()) <= 0)) {
+                    element = next.getKey();
+                    latest = next.getValue();
+                    next = fromMemtable.hasNext() ? fromMemtable.next() : null;
+                } else {
+                    element = queue.peek().head();
+                }
+                latest = Math.max(latest, advanceAll(queue, element));
+                if (isAdd(latest)) {
+                    present++;
+                    if (visitor != null) {
+                        visitor.accept(element);
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            for (RunCursor cursor : cursors) {
+                IoFailures.closeQuietly(cursor, e);
+            }
+            throw e;
+        }
+        IOException closing = null;
+        for (RunCursor cursor : cursors) {
+            try {
+                cursor.close();
+            } catch (IOException e) {
+                closing = chain(closing, e);
+            }
+        }
+        if (closing != null) {
+            throw closing;
+        }
+        return present;
+    }
+
+    /**
+     * Advances every cursor of {@code queue} whose head is {@code element}, the smallest; returns
+     * the latest of their records (-1 if none).
+     */
+    private static long advanceAll(PriorityQueue<RunCursor> queue, byte[] element)
+            throws IOException {
+        long latest = -1;
+        while (!queue.isEmpty() && ORDER.compare(queue.peek().head(), element) == 0) {
+            RunCursor cursor = queue.poll();
+            latest = Math.max(latest, cursor.headRecord());
+            if (cursor.advance()) {
+                queue.add(cursor);
+            }
+        }
+        return latest;
+    }
+
+    // ---------------------------------------------------------------- flush and merge
 
     /** Writes the memtable as a tier-0 run, then merges every full tier. */
     private void flushMemtable() throws IOException {
@@ -369,8 +545,8 @@ public final class SortedQueueStore implements AutoCloseable {
         Path file = runFile(id);
         long fileSize;
         try (SortedRunWriter writer = SortedRunWriter.create(io, file, id, staging)) {
-            for (byte[] element : memtable) {
-                writer.add(element);
+            for (Map.Entry<byte[], Long> entry : memtable.entrySet()) {
+                writer.add(entry.getKey(), entry.getValue());
             }
             fileSize = writer.finish();
         }
@@ -396,9 +572,11 @@ public final class SortedQueueStore implements AutoCloseable {
     }
 
     /**
-     * Merges the runs of {@code tier}, each from its head, into one run of the next tier, keeping
-     * one copy of each present element. The inputs are read by cursors of their own, so a failed
-     * merge leaves them untouched; they are deleted once the output is in place.
+     * Merges the runs of {@code tier}, each from its head, into one run of the next tier holding
+     * the latest record of each element. DELs are kept (a run outside the merge may hold an older
+     * ADD of the element) unless the merge takes in every run: then no older record is left, the
+     * memtable being empty or newer. The inputs are read by cursors of their own, so a failed merge
+     * leaves them untouched; they are deleted once the output is in place.
      */
     private void merge(int tier) throws IOException {
         List<SortedRun> inputs = new ArrayList<>(RUNS_PER_TIER);
@@ -407,6 +585,7 @@ public final class SortedQueueStore implements AutoCloseable {
                 inputs.add(run);
             }
         }
+        boolean dropDeletes = inputs.size() == runs.size();
         long id = nextRunId++;
         Path file = runFile(id);
         List<RunCursor> cursors = new ArrayList<>(inputs.size());
@@ -419,19 +598,11 @@ public final class SortedQueueStore implements AutoCloseable {
                 queue.add(cursor);
             }
             try (SortedRunWriter writer = SortedRunWriter.create(io, file, id, staging)) {
-                byte[] previous = null;
                 while (!queue.isEmpty()) {
-                    RunCursor cursor = queue.poll();
-                    byte[] element = cursor.head();
-                    // One copy of each element; whether it is still present is decided when it
-                    // comes up (a membership lookup per merged element cost more than the
-                    // copies of deleted timers it saved).
-                    if (previous == null || ORDER.compare(previous, element) != 0) {
-                        previous = element;
-                        writer.add(element);
-                    }
-                    if (cursor.advance()) {
-                        queue.add(cursor);
+                    byte[] element = queue.peek().head();
+                    long latest = advanceAll(queue, element);
+                    if (isAdd(latest) || !dropDeletes) {
+                        writer.add(element, latest);
                     }
                 }
                 if (writer.elements() > 0) {
@@ -456,7 +627,9 @@ public final class SortedQueueStore implements AutoCloseable {
             }
         }
         if (closing != null) {
-            IoFailures.deleteQuietly(io, file, closing);
+            if (fileSize >= 0) {
+                IoFailures.deleteQuietly(io, file, closing);
+            }
             throw closing;
         }
         SortedRun output = fileSize < 0 ? null : openRun(id, tier + 1, file, fileSize);
@@ -514,45 +687,15 @@ public final class SortedQueueStore implements AutoCloseable {
     /** Removes every element and deletes every file; the store stays usable. */
     public void clear() throws IOException {
         checkOpen();
-        IOException failure = dropAllRuns();
-        memtable.clear();
-        memtableBytes = 0;
-        size = 0;
-        head = null;
-        headKnown = true;
-        RmwStore old = membership;
-        membership = null;
-        IOException membersFailure = null;
-        try {
-            old.close();
-        } catch (IOException e) {
-            membersFailure = e;
-        }
-        membersFailure = deleteMembershipFiles(membersFailure, false);
-        // Leftover membership files would make a new membership store refuse the directory.
-        if (membersFailure == null) {
-            try {
-                membership = RmwStore.open(membershipOptions, budget);
-            } catch (IOException e) {
-                membersFailure = e;
-            }
-        }
-        failure = chain(failure, membersFailure);
+        IOException failure = dropAll();
         if (failure != null) {
             throw failure;
         }
     }
 
-    /** Bytes this store holds from its budget. */
+    /** Bytes this store holds from its budget: the staging buffer until closed. */
     public long memoryUsed() {
-        if (closed) {
-            return 0;
-        }
-        long bytes = staging.capacity();
-        if (membership != null) {
-            bytes += membership.memoryUsed();
-        }
-        return bytes;
+        return closed ? 0 : staging.capacity();
     }
 
     /** Sorted runs on disk now. */
@@ -567,28 +710,17 @@ public final class SortedQueueStore implements AutoCloseable {
             return;
         }
         closed = true;
-        IOException failure = dropAllRuns();
-        memtable.clear();
-        memtableBytes = 0;
-        size = 0;
-        head = null;
-        if (membership != null) {
-            try {
-                membership.close();
-            } catch (IOException e) {
-                failure = chain(failure, e);
-            }
-            membership = null;
-        }
-        failure = deleteMembershipFiles(failure, true);
+        IOException failure = dropAll();
         staging.close();
         if (failure != null) {
             throw failure;
         }
     }
 
-    /** Closes and deletes every run, and retries deleting the files of consumed runs. */
-    private IOException dropAllRuns() {
+    /**
+     * Empties the store: closes and deletes every run, retries deleting the files of consumed runs.
+     */
+    private IOException dropAll() {
         IOException failure = null;
         for (SortedRun run : runs) {
             try {
@@ -600,6 +732,12 @@ public final class SortedQueueStore implements AutoCloseable {
         }
         runs.clear();
         heads.clear();
+        atHead.clear();
+        memtable.clear();
+        memtableBytes = 0;
+        size = 0;
+        head = null;
+        headKnown = true;
         List<Path> files = new ArrayList<>(undeleted);
         undeleted.clear();
         for (Path file : files) {
@@ -613,35 +751,7 @@ public final class SortedQueueStore implements AutoCloseable {
         return failure;
     }
 
-    private IOException deleteMembershipFiles(IOException failure, boolean andDirectory) {
-        Path members = membershipOptions.directory();
-        if (!Files.isDirectory(members)) {
-            return failure;
-        }
-        try {
-            try (DirectoryStream<Path> files = Files.newDirectoryStream(members)) {
-                for (Path file : files) {
-                    io.delete(file);
-                }
-            }
-            if (andDirectory) {
-                Files.deleteIfExists(members);
-            }
-        } catch (IOException e) {
-            failure =
-                    chain(
-                            failure,
-                            new IOException(
-                                    "Could not delete the membership files in " + members, e));
-        }
-        return failure;
-    }
-
     // ---------------------------------------------------------------- helpers
-
-    private boolean isMember(byte[] element) throws IOException {
-        return membership.get(element, EMPTY, IGNORE);
-    }
 
     private static long cost(byte[] element) {
         return element.length + (long) ELEMENT_OVERHEAD;
@@ -669,12 +779,6 @@ public final class SortedQueueStore implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("sorted queue store in " + directory + " is closed");
         }
-        if (membership == null) {
-            throw new IllegalStateException(
-                    "sorted queue store in "
-                            + directory
-                            + " is unusable: clear() could not reset its membership files");
-        }
     }
 
     @Override
@@ -682,11 +786,15 @@ public final class SortedQueueStore implements AutoCloseable {
         return "SortedQueueStore{directory="
                 + directory
                 + ", size="
-                + size
+                + (size == UNKNOWN ? "?" : Long.toString(size))
                 + ", runs="
                 + runs.size()
+                + ", memtableEntries="
+                + memtable.size()
                 + ", memtableBytes="
                 + memtableBytes
+                + ", nextSeq="
+                + nextSeq
                 + "}";
     }
 }

@@ -12,14 +12,14 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * Writes one sorted run file ({@link SortedRunDescriptor}) from elements given in strictly
- * ascending order. Not synced: a run is scratch space of one running store, never read after a
- * restart.
+ * Writes one sorted run file ({@link SortedRunDescriptor}) from entries (element, record) given in
+ * strictly ascending order of element. Not synced: a run is scratch space of one running store,
+ * never read after a restart.
  */
 final class SortedRunWriter implements AutoCloseable {
     private final FileIo io;
     private final LogWriter writer;
-    private final byte[] lengthBytes = new byte[SortedRunDescriptor.MAX_LENGTH_BYTES];
+    private final byte[] varint = new byte[SortedRunDescriptor.MAX_RECORD_BYTES];
     private byte[] last;
     private int blockBytes = -1;
     private long elements;
@@ -44,19 +44,26 @@ final class SortedRunWriter implements AutoCloseable {
         }
     }
 
-    void add(byte[] element) throws IOException {
+    /** Appends {@code element} with its {@code record} ({@link SortedRunDescriptor#record}). */
+    void add(byte[] element, long record) throws IOException {
         if (last != null && Arrays.compareUnsigned(last, element) >= 0) {
             throw new IllegalStateException(
                     "elements of run " + writer.file() + " must ascend strictly");
+        }
+        if (record < 0) {
+            throw new IllegalArgumentException(
+                    "record=" + record + " of run " + writer.file() + ", must be >= 0");
         }
         if (blockBytes < 0) {
             writer.beginFrame();
             blockBytes = 0;
         }
-        int n = SortedRunDescriptor.writeLength(element.length, lengthBytes, 0);
-        writer.putBytes(lengthBytes, 0, n);
+        int n = SortedRunDescriptor.writeVarint(element.length, varint, 0);
+        writer.putBytes(varint, 0, n);
         writer.putBytes(element, 0, element.length);
-        blockBytes += n + element.length;
+        int r = SortedRunDescriptor.writeVarint(record, varint, 0);
+        writer.putBytes(varint, 0, r);
+        blockBytes += n + element.length + r;
         if (blockBytes >= SortedRunDescriptor.BLOCK_BYTES) {
             writer.endFrame();
             blockBytes = -1;

@@ -5,16 +5,16 @@
  *   add/remove/peek/poll(element)       (single writer thread)
  *          |
  *          v
- *  SortedQueueStore
- *   |  membership: RmwStore (members/)          "is e present?"  exact, spills to disk
- *   |  order:      memtable (TreeSet, capped)   "what is smallest?" may hold stale copies
+ *  SortedQueueStore: an LSM tree of records (element, seq, ADD|DEL); no index, no random reads
+ *   |  memtable (TreeMap element -> latest record, capped, on the heap)
  *   |                 | flush
  *   |                 v
  *   |              SortedRunWriter -> run-NNNNNNNN.log  [hdr][block][block]...
- *   |              tiers: 4 runs of tier t -> merge -> 1 run of tier t+1
+ *   |              tiers: 4 runs of tier t -> merge (latest record per element) -> 1 run of t+1
  *   |              RunCursor per run (one read buffer), heap of runs by head
  *   v
- *  smallest head present in membership = peek(); poll() advances every copy of it
+ *  smallest element at the heads, decided by its latest record: ADD = peek();
+ *  poll() and skipped DELs advance every record of it
  * </pre>
  *
  * The run file format is {@link io.flowkv.core.queue.SortedRunDescriptor} and docs/FORMAT.md
