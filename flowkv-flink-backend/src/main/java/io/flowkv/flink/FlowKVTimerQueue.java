@@ -66,6 +66,13 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     private byte[] headBytes;
     private boolean headKnown;
 
+    /**
+     * The last element added and found or made present, while nothing was polled or removed since:
+     * a window operator registers the same timer for every element of a window, and such a repeat
+     * is answered by {@code equals} without serializing it.
+     */
+    private T lastAdded;
+
     FlowKVTimerQueue(
             SortedQueueStore store,
             TypeSerializer<T> serializer,
@@ -100,6 +107,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     @Nullable
     @Override
     public T poll() {
+        lastAdded = null;
         T polled = peek();
         if (polled == null) {
             return null;
@@ -115,12 +123,18 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public boolean add(@Nonnull T element) {
+        if (lastAdded != null && lastAdded.equals(element)) {
+            return false;
+        }
         byte[] bytes = encode(element);
         try {
-            if (!store.add(bytes)) {
+            boolean added = store.add(bytes);
+            lastAdded = element;
+            if (!added) {
                 return false;
             }
         } catch (IOException e) {
+            lastAdded = null;
             throw failure("add", e);
         }
         if (!headKnown) {
@@ -136,6 +150,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public boolean remove(@Nonnull T element) {
+        lastAdded = null;
         byte[] bytes = encode(element);
         try {
             if (!store.remove(bytes)) {
@@ -198,6 +213,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public void clear() {
+        lastAdded = null;
         try {
             store.clear();
         } catch (IOException e) {
@@ -227,6 +243,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public void close() throws IOException {
+        lastAdded = null;
         forgetHead();
         store.close();
     }
