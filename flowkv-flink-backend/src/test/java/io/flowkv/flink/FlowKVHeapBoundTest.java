@@ -1,6 +1,5 @@
 package io.flowkv.flink;
 
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
@@ -9,17 +8,11 @@ import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.core.fs.CloseableRegistry;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
-import org.apache.flink.runtime.execution.Environment;
-import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
-import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.streaming.api.operators.TimerHeapInternalTimer;
 import org.apache.flink.streaming.api.operators.TimerSerializer;
 import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
@@ -191,7 +184,6 @@ class FlowKVHeapBoundTest {
         withBackend(operator, FlowKVOptions.TimerService.HEAP, test);
     }
 
-    @SuppressWarnings("unchecked")
     private void withBackend(
             String operator, FlowKVOptions.TimerService timerService, BackendTest test)
             throws Exception {
@@ -200,32 +192,14 @@ class FlowKVHeapBoundTest {
         // A small cache, so that most of the index (and of the AUR window table) lives in page
         // files.
         config.set(FlowKVOptions.INDEX_CACHE_SIZE, MemorySize.parse("1mb"));
-        FlowKVStateBackend stateBackend =
-                new FlowKVStateBackend().configure(config, getClass().getClassLoader());
-        MockEnvironment env = MockEnvironment.builder().build();
-        try {
-            FlowKVKeyedStateBackend<Integer> backend =
-                    (FlowKVKeyedStateBackend<Integer>)
-                            stateBackend.createKeyedStateBackend(
-                                    new KeyedStateBackendParametersImpl<>(
-                                            (Environment) env,
-                                            new JobID(),
-                                            operator,
-                                            IntSerializer.INSTANCE,
-                                            KEY_GROUPS,
-                                            KeyGroupRange.of(0, KEY_GROUPS - 1),
-                                            env.getTaskKvStateRegistry(),
-                                            TtlTimeProvider.DEFAULT,
-                                            new UnregisteredMetricsGroup(),
-                                            Collections.emptyList(),
-                                            new CloseableRegistry()));
-            try {
-                test.run(backend);
-            } finally {
-                backend.dispose();
-            }
-        } finally {
-            env.close();
+        try (TestBackends backends = new TestBackends()) {
+            test.run(
+                    backends.create(
+                            operator,
+                            KEY_GROUPS,
+                            KeyGroupRange.of(0, KEY_GROUPS - 1),
+                            Collections.emptyList(),
+                            config));
         }
     }
 

@@ -4,29 +4,22 @@ import io.flowkv.core.TestSeeds;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.queue.SortedQueueStore;
 
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.SavepointType;
-import org.apache.flink.runtime.execution.Environment;
-import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyExtractorFunction;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
-import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.PriorityComparator;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
-import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.streaming.api.operators.TimerHeapInternalTimer;
 import org.apache.flink.streaming.api.operators.TimerSerializer;
 import org.apache.flink.util.concurrent.FutureUtils;
@@ -58,17 +51,11 @@ class FlowKVTimerQueueTest {
 
     @TempDir Path temp;
 
-    private final List<FlowKVKeyedStateBackend<Integer>> open = new ArrayList<>();
-    private final List<MockEnvironment> environments = new ArrayList<>();
+    private final TestBackends backends = new TestBackends();
 
     @AfterEach
     void closeBackends() throws Exception {
-        for (FlowKVKeyedStateBackend<Integer> backend : open) {
-            backend.dispose();
-        }
-        for (MockEnvironment env : environments) {
-            env.close();
-        }
+        backends.close();
     }
 
     /**
@@ -325,36 +312,15 @@ class FlowKVTimerQueueTest {
                 FileSystem.getLocalFileSystem(), checkpoints, shared, 0, 4096);
     }
 
-    @SuppressWarnings("unchecked")
     private FlowKVKeyedStateBackend<Integer> backend(
             KeyGroupRange range,
             List<KeyedStateHandle> handles,
             boolean incremental,
             FlowKVOptions.TimerService timers)
             throws Exception {
-        MockEnvironment env = MockEnvironment.builder().build();
-        environments.add(env);
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
         config.set(FlowKVOptions.TIMER_SERVICE, timers);
-        FlowKVStateBackend stateBackend =
-                new FlowKVStateBackend().configure(config, getClass().getClassLoader());
-        FlowKVKeyedStateBackend<Integer> backend =
-                (FlowKVKeyedStateBackend<Integer>)
-                        stateBackend.createKeyedStateBackend(
-                                new KeyedStateBackendParametersImpl<>(
-                                        (Environment) env,
-                                        new JobID(),
-                                        "timer_op",
-                                        IntSerializer.INSTANCE,
-                                        KEY_GROUPS,
-                                        range,
-                                        env.getTaskKvStateRegistry(),
-                                        TtlTimeProvider.DEFAULT,
-                                        new UnregisteredMetricsGroup(),
-                                        handles,
-                                        new CloseableRegistry()));
-        open.add(backend);
-        return backend;
+        return backends.create("timer_op", KEY_GROUPS, range, handles, config);
     }
 }

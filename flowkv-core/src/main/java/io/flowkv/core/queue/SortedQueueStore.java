@@ -506,14 +506,7 @@ public final class SortedQueueStore implements AutoCloseable {
             }
             throw e;
         }
-        IOException closing = null;
-        for (RunCursor cursor : cursors) {
-            try {
-                cursor.close();
-            } catch (IOException e) {
-                closing = chain(closing, e);
-            }
-        }
+        IOException closing = closeAll(cursors);
         if (closing != null) {
             throw closing;
         }
@@ -618,14 +611,7 @@ public final class SortedQueueStore implements AutoCloseable {
             }
             throw e;
         }
-        IOException closing = null;
-        for (RunCursor cursor : cursors) {
-            try {
-                cursor.close();
-            } catch (IOException e) {
-                closing = chain(closing, e);
-            }
-        }
+        IOException closing = closeAll(cursors);
         if (closing != null) {
             if (fileSize >= 0) {
                 IoFailures.deleteQuietly(io, file, closing);
@@ -796,5 +782,18 @@ public final class SortedQueueStore implements AutoCloseable {
                 + ", nextSeq="
                 + nextSeq
                 + "}";
+    }
+
+    /** Closes every cursor; returns the failures, chained, or null. */
+    private static IOException closeAll(List<RunCursor> cursors) {
+        IOException failure = null;
+        for (RunCursor cursor : cursors) {
+            try {
+                cursor.close();
+            } catch (IOException e) {
+                failure = chain(failure, e);
+            }
+        }
+        return failure;
     }
 }

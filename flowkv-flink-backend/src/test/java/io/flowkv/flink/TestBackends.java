@@ -1,0 +1,72 @@
+package io.flowkv.flink;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.execution.Environment;
+import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * FlowKV keyed backends with {@code Integer} keys over mock environments, for tests: each one built
+ * from a configuration, optionally restored from handles; {@link #close} disposes them all.
+ */
+final class TestBackends implements AutoCloseable {
+    private final List<FlowKVKeyedStateBackend<Integer>> open = new ArrayList<>();
+    private final List<MockEnvironment> environments = new ArrayList<>();
+
+    @SuppressWarnings("unchecked")
+    FlowKVKeyedStateBackend<Integer> create(
+            String operator,
+            int keyGroups,
+            KeyGroupRange range,
+            List<KeyedStateHandle> handles,
+            Configuration config)
+            throws Exception {
+        MockEnvironment env = MockEnvironment.builder().build();
+        environments.add(env);
+        FlowKVStateBackend stateBackend =
+                new FlowKVStateBackend().configure(config, getClass().getClassLoader());
+        FlowKVKeyedStateBackend<Integer> backend =
+                (FlowKVKeyedStateBackend<Integer>)
+                        stateBackend.createKeyedStateBackend(
+                                new KeyedStateBackendParametersImpl<>(
+                                        (Environment) env,
+                                        new JobID(),
+                                        operator,
+                                        IntSerializer.INSTANCE,
+                                        keyGroups,
+                                        range,
+                                        env.getTaskKvStateRegistry(),
+                                        TtlTimeProvider.DEFAULT,
+                                        new UnregisteredMetricsGroup(),
+                                        handles,
+                                        new CloseableRegistry()));
+        open.add(backend);
+        return backend;
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+        for (FlowKVKeyedStateBackend<Integer> backend : open) {
+            backend.dispose();
+        }
+        for (MockEnvironment env : environments) {
+            try {
+                env.close();
+            } catch (Exception e) {
+                throw new java.io.IOException("Could not close a mock environment", e);
+            }
+        }
+        open.clear();
+        environments.clear();
+    }
+}
