@@ -71,6 +71,10 @@ public final class FrameScanner {
             System.arraycopy(buf, at, buf, 0, keep);
         }
         bufBase = next;
+        // Only the kept bytes are valid until the read succeeds: a failed read leaves the scanner
+        // at the same frame with a consistent buffer, so a retry reads again instead of
+        // verifying stale bytes.
+        bufLen = keep;
         int want = (int) Math.min(buf.length - keep, end - (bufBase + keep));
         reader.readFully(bufBase + keep, ByteBuffer.wrap(buf, keep, want));
         bufLen = keep + want;

@@ -31,6 +31,9 @@ public final class FaultInjectingFileIo implements FileIo {
     /** Write calls that still succeed; 0: every write call fails; {@link #NO_FAULT}: none does. */
     private final AtomicInteger writesBeforeFailure = new AtomicInteger(NO_FAULT);
 
+    /** Positional read calls that still succeed; {@link #NO_FAULT}: none fails. */
+    private final AtomicInteger readsBeforeFailure = new AtomicInteger(NO_FAULT);
+
     private final AtomicInteger openChannels = new AtomicInteger();
     private final AtomicInteger transfers = new AtomicInteger();
     private final AtomicInteger forces = new AtomicInteger();
@@ -45,6 +48,17 @@ public final class FaultInjectingFileIo implements FileIo {
             throw new IllegalArgumentException("n=" + n + ", must be >= 0");
         }
         writesBeforeFailure.set(n);
+    }
+
+    /**
+     * Lets the next {@code n} positional read calls succeed, then fails every one until {@link
+     * #heal}.
+     */
+    public void failReadsAfter(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("n=" + n + ", must be >= 0");
+        }
+        readsBeforeFailure.set(n);
     }
 
     /** Injects write faults only into the files {@code filter} accepts (all by default). */
@@ -70,6 +84,7 @@ public final class FaultInjectingFileIo implements FileIo {
     /** Ends every injected fault. */
     public void heal() {
         writesBeforeFailure.set(NO_FAULT);
+        readsBeforeFailure.set(NO_FAULT);
         failTruncate = false;
         failCreate = false;
     }
@@ -214,6 +229,10 @@ public final class FaultInjectingFileIo implements FileIo {
 
         @Override
         public int read(ByteBuffer dst, long position) throws IOException {
+            if (readsBeforeFailure.get() != NO_FAULT
+                    && readsBeforeFailure.getAndUpdate(n -> n > 0 ? n - 1 : n) == 0) {
+                throw new IOException("injected read fault at " + position);
+            }
             return delegate.read(dst, position);
         }
 
