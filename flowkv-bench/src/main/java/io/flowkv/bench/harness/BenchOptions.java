@@ -67,7 +67,10 @@ record BenchOptions(
                     "  --reps N                repetitions (default 3 at large, 2 at small)",
                     "  --queries q7,q8,...     queries (default all eight; narrows the other"
                             + " modes' own query lists too)",
-                    "  --backends a,b,...      flowkv,rocksdb,forst,hashmap (default all four)",
+                    "  --backends a,b,...      flowkv,rocksdb,forst,hashmap (default all four);"
+                            + " variants: flowkv-storedtimers (timer-service FLOWKV),",
+                    "                          rocksdb-heaptimers, forst-heaptimers (timers on"
+                            + " the heap)",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",
@@ -267,9 +270,15 @@ record BenchOptions(
             if (name.isEmpty()) {
                 continue;
             }
-            if (!RunSpec.BACKENDS.contains(name)) {
+            if (!RunSpec.knownBackend(name)) {
                 throw new IllegalArgumentException(
-                        "unknown backend '" + b + "' (allowed: " + RunSpec.BACKENDS + ")");
+                        "unknown backend '"
+                                + b
+                                + "' (allowed: "
+                                + RunSpec.BACKENDS
+                                + " and the variants "
+                                + new java.util.TreeSet<>(RunSpec.VARIANTS.keySet())
+                                + ")");
             }
             out.add(name);
         }

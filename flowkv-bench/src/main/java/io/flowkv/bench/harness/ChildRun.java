@@ -111,7 +111,7 @@ final class ChildRun {
         cmd.add("io.flowkv.nexmark.NexmarkRunner");
         ScalePlan.QueryPlan p = spec.plan();
         add(cmd, "--query", spec.query().id());
-        add(cmd, "--backend", spec.backend());
+        add(cmd, "--backend", RunSpec.engine(spec.backend()));
         add(cmd, "--events", Long.toString(p.events()));
         add(cmd, "--rate", Long.toString(p.eventRate()));
         add(cmd, "--window", p.windowMs() + "ms");
@@ -129,6 +129,9 @@ final class ChildRun {
             add(cmd, "--checkpoint-dir", runDir.resolve("checkpoints").toUri().toString());
         }
         add(cmd, "--conf", "io.tmp.dirs=" + runDir.resolve("tmp"));
+        for (Map.Entry<String, String> e : RunSpec.variantConf(spec.backend()).entrySet()) {
+            add(cmd, "--conf", e.getKey() + "=" + e.getValue());
+        }
         for (Map.Entry<String, String> e : spec.conf().entrySet()) {
             add(cmd, "--conf", e.getKey() + "=" + e.getValue());
         }

@@ -774,8 +774,9 @@ final class Report {
         }
     }
 
+    /** Backends in their usual order, each variant right after its engine. */
     private static int backendOrder(String backend) {
-        int i = RunSpec.BACKENDS.indexOf(backend);
-        return i < 0 ? Integer.MAX_VALUE : i;
+        int i = RunSpec.BACKENDS.indexOf(RunSpec.engine(backend));
+        return i < 0 ? Integer.MAX_VALUE : 2 * i + (RunSpec.VARIANTS.containsKey(backend) ? 1 : 0);
     }
 }

@@ -37,6 +37,36 @@ record RunSpec(
 
     static final List<String> BACKENDS = List.of("flowkv", "rocksdb", "forst", "hashmap");
 
+    /**
+     * Backends run with one option changed, named {@code <backend>-<what>}: the same engine, its
+     * own column in the report. Where the timers live is the one that moves results most.
+     */
+    static final Map<String, Map<String, String>> VARIANTS =
+            Map.of(
+                    "flowkv-storedtimers",
+                    Map.of("state.backend.flowkv.timer-service", "FLOWKV"),
+                    "rocksdb-heaptimers",
+                    Map.of("state.backend.rocksdb.timer-service.factory", "HEAP"),
+                    "forst-heaptimers",
+                    Map.of("state.backend.forst.timer-service.factory", "HEAP"));
+
+    /** Whether {@code name} is a backend or a variant of one. */
+    static boolean knownBackend(String name) {
+        return BACKENDS.contains(name) || VARIANTS.containsKey(name);
+    }
+
+    /**
+     * The engine a backend or variant name runs on: {@code flowkv} for {@code flowkv-storedtimers}.
+     */
+    static String engine(String name) {
+        return VARIANTS.containsKey(name) ? name.substring(0, name.indexOf('-')) : name;
+    }
+
+    /** The options a variant sets (empty for a plain backend). */
+    static Map<String, String> variantConf(String name) {
+        return VARIANTS.getOrDefault(name, Map.of());
+    }
+
     Query query() {
         return plan.query();
     }

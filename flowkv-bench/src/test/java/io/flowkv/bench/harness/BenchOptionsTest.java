@@ -47,6 +47,14 @@ class BenchOptionsTest {
         assertThat(o.modes()).containsExactlyElementsOf(BenchOptions.MODES);
         assertThat(o.queries()).containsExactly(Query.Q7, Query.Q11_MEDIAN);
         assertThat(o.backends()).isEqualTo(List.of("rocksdb", "flowkv"));
+        assertThat(
+                        BenchOptions.parse(
+                                        new String[] {
+                                            "--backends",
+                                            "flowkv,flowkv-storedtimers,rocksdb-heaptimers"
+                                        })
+                                .backends())
+                .containsExactly("flowkv", "flowkv-storedtimers", "rocksdb-heaptimers");
         assertThat(o.checkpointIntervalMs()).isEqualTo(10_000);
         assertThat(o.memory()).isEqualTo("3g");
         assertThat(o.jfr()).isFalse();

@@ -47,6 +47,32 @@ class ChildRunTest {
     }
 
     @Test
+    void shouldRunAVariantOnItsEngineWithItsOption() {
+        MemoryBudget b = MemoryBudget.forProcessSize("2g");
+        ChildRun.Env env =
+                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600);
+        for (String variant : List.of("flowkv-storedtimers", "rocksdb-heaptimers")) {
+            RunSpec spec =
+                    new RunSpec(
+                            "throughput",
+                            ScalePlan.plan(Query.TIMERS, "small", b.managedBytes(), 4, 1000),
+                            variant,
+                            1,
+                            1,
+                            "",
+                            Map.of(),
+                            0);
+            List<String> cmd = ChildRun.command(spec, env, Path.of("/tmp/runs/x"));
+            String engine = variant.substring(0, variant.indexOf('-'));
+            assertThat(cmd.get(cmd.indexOf("--backend") + 1)).isEqualTo(engine);
+            Map.Entry<String, String> option =
+                    RunSpec.VARIANTS.get(variant).entrySet().iterator().next();
+            assertThat(cmd).contains(option.getKey() + "=" + option.getValue());
+            assertThat(spec.dirName()).contains(variant);
+        }
+    }
+
+    @Test
     void shouldTakeTheLastResultLine() {
         Map<String, String> r =
                 ChildRun.resultLine(
