@@ -47,19 +47,4 @@ record FlowKVSettings(
         }
         return Math.max(PagedHashIndex.MIN_CACHE_BYTES, budgetBytes / 4 / Math.max(1, instances));
     }
-
-    /**
-     * The write buffer of a stored timer queue's membership store: a sixteenth of the budget, at
-     * most 4 MiB (timers are small and polled in order; the sorted runs need no write buffer).
-     */
-    long timerWriteBufferBytes(long budgetBytes) {
-        return Math.max(64 * 1024, Math.min(4L << 20, budgetBytes / 16));
-    }
-
-    /**
-     * The index page cache of a stored timer queue's membership store: a sixteenth of the budget.
-     */
-    long timerIndexCacheBytes(long budgetBytes) {
-        return Math.max(PagedHashIndex.MIN_CACHE_BYTES, budgetBytes / 16);
-    }
 }

@@ -215,11 +215,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                         parameters.getKeyGroupRange(),
                         numberOfKeyGroups,
                         settings.timerService() == FlowKVOptions.TimerService.FLOWKV
-                                ? new KeyGroupOrderedQueueSetFactory.Stored(
-                                        base,
-                                        budget,
-                                        settings.timerWriteBufferBytes(budget.capacity()),
-                                        settings.timerIndexCacheBytes(budget.capacity()))
+                                ? new KeyGroupOrderedQueueSetFactory.Stored(base, budget)
                                 : null);
         long seed = operatorIdentifier.hashCode() * 0x9E3779B97F4A7C15L;
         StoreBinder binder =

@@ -57,9 +57,8 @@ final class KeyGroupOrderedQueueSetFactory extends HeapPriorityQueueSetFactory {
     private final int totalKeyGroups;
     @Nullable private final Stored stored;
 
-    /** Where stored queues live and what they may use; null keeps every queue on the heap. */
-    record Stored(
-            Path directory, MemoryBudget budget, long writeBufferBytes, long indexCacheBytes) {}
+    /** Where stored queues live and the budget they charge; null keeps every queue on the heap. */
+    record Stored(Path directory, MemoryBudget budget) {}
 
     KeyGroupOrderedQueueSetFactory(
             KeyGroupRange keyGroupRange, int totalKeyGroups, @Nullable Stored stored) {
@@ -91,12 +90,7 @@ final class KeyGroupOrderedQueueSetFactory extends HeapPriorityQueueSetFactory {
                                                         + "-"
                                                         + UUID.randomUUID()));
                 SortedQueueStore store =
-                        SortedQueueStore.open(
-                                dir,
-                                stored.budget(),
-                                MEMTABLE_BYTES,
-                                stored.indexCacheBytes(),
-                                stored.writeBufferBytes());
+                        SortedQueueStore.open(dir, stored.budget(), MEMTABLE_BYTES);
                 LOG.info(
                         "FlowKV timer queue {}: stored off the heap in {} (timer-service FLOWKV)",
                         stateName,

@@ -84,8 +84,7 @@ class FlowKVTimerQueueTest {
         }
         try (FlowKVTimerQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> stored =
                 new FlowKVTimerQueue<>(
-                        SortedQueueStore.open(
-                                temp.resolve("queue"), budget, 1024, 1L << 20, 64 * 1024),
+                        SortedQueueStore.open(temp.resolve("queue"), budget, 1024),
                         serializer(),
                         KeyExtractorFunction.forKeyedObjects(),
                         range,

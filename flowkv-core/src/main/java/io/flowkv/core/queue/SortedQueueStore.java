@@ -184,33 +184,14 @@ public final class SortedQueueStore implements AutoCloseable {
     /**
      * A new, empty store in {@code directory} (created if needed; it must hold no run files).
      * memtableBytes: heap cap of the in-memory sorted buffer (>= 1024); budget: pays the 64 KiB
-     * staging buffer. {@code indexCacheBytes} and {@code writeBufferBytes} are ignored: they sized
-     * the membership index of an earlier version of this store, and stay so that callers need not
-     * change.
+     * staging buffer.
      */
-    public static SortedQueueStore open(
-            Path directory,
-            MemoryBudget budget,
-            long memtableBytes,
-            long indexCacheBytes,
-            long writeBufferBytes)
+    public static SortedQueueStore open(Path directory, MemoryBudget budget, long memtableBytes)
             throws IOException {
-        return open(
-                directory,
-                budget,
-                memtableBytes,
-                indexCacheBytes,
-                writeBufferBytes,
-                FileIo.DEFAULT);
+        return open(directory, budget, memtableBytes, FileIo.DEFAULT);
     }
 
-    static SortedQueueStore open(
-            Path directory,
-            MemoryBudget budget,
-            long memtableBytes,
-            long indexCacheBytes,
-            long writeBufferBytes,
-            FileIo io)
+    static SortedQueueStore open(Path directory, MemoryBudget budget, long memtableBytes, FileIo io)
             throws IOException {
         Checks.checkNotNull("directory", directory);
         Checks.checkNotNull("budget", budget);

@@ -61,9 +61,8 @@ class SortedQueueStoreTest {
         assertThat(io.openChannels()).as("open channels after close").isZero();
     }
 
-    private SortedQueueStore open(Path directory, long memtableBytes, long writeBufferBytes)
-            throws IOException {
-        return SortedQueueStore.open(directory, budget, memtableBytes, 0, writeBufferBytes, io);
+    private SortedQueueStore open(Path directory, long memtableBytes) throws IOException {
+        return SortedQueueStore.open(directory, budget, memtableBytes, io);
     }
 
     // ---------------------------------------------------------------- model-based
@@ -106,8 +105,7 @@ class SortedQueueStoreTest {
         SplittableRandom random = new SplittableRandom(seed);
         int timestamps = 8 + random.nextInt(256);
         long memtable = 1024 + random.nextInt(1025);
-        long writeBuffer = 1024 + random.nextInt(64 << 10);
-        store = open(dir.resolve("model-" + seed), memtable, writeBuffer);
+        store = open(dir.resolve("model-" + seed), memtable);
         TreeSet<byte[]> model = new TreeSet<>(ORDER);
         List<byte[]> gone = new ArrayList<>(); // polled or removed: candidates for a re-add
         int maxRuns = 0;
@@ -263,7 +261,7 @@ class SortedQueueStoreTest {
         SplittableRandom random = new SplittableRandom(seed);
         int n = 100_000;
         long memtable = 4096;
-        store = open(dir, memtable, 1 << 20);
+        store = open(dir, memtable);
         byte[][] expected = new byte[n][];
         int perMemtable = (int) (memtable / (12 + SortedQueueStore.ELEMENT_OVERHEAD));
         int maxRuns = 0;
@@ -301,7 +299,7 @@ class SortedQueueStoreTest {
 
     @Test
     void shouldPollEveryPresentCopyOnceAfterRemoveAndReAdd() throws IOException {
-        store = open(dir, 1024, 4096);
+        store = open(dir, 1024);
         byte[][] elements = new byte[200][];
         for (int i = 0; i < elements.length; i++) {
             elements[i] = new byte[] {(byte) (i >> 8), (byte) i};
@@ -344,7 +342,7 @@ class SortedQueueStoreTest {
         String replay = "seed " + seed + " (replay with -Dflowkv.seed=" + seed + ")";
         System.out.println("SortedQueueStoreTest re-add " + replay);
         SplittableRandom random = new SplittableRandom(seed);
-        store = open(dir, 1024, 4096);
+        store = open(dir, 1024);
         TreeSet<byte[]> model = new TreeSet<>(ORDER);
         int maxRuns = 0;
         int round = 0;
@@ -420,7 +418,7 @@ class SortedQueueStoreTest {
         SplittableRandom random = new SplittableRandom(seed);
         ReadTrackingFileIo tracking = new ReadTrackingFileIo();
         Path directory = dir.resolve("queue");
-        store = SortedQueueStore.open(directory, budget, 4096, 32 << 20, 32 << 20, tracking);
+        store = SortedQueueStore.open(directory, budget, 4096, tracking);
         long memoryBound = STAGING_BYTES + 1024;
         int n = 200_000;
         byte[][] all = new byte[n][];
@@ -482,7 +480,7 @@ class SortedQueueStoreTest {
             String at = n == 21 ? "DELs in run B" : "DELs in the memtable";
             ReadTrackingFileIo reading = new ReadTrackingFileIo();
             Path directory = dir.resolve("queue-" + n);
-            store = SortedQueueStore.open(directory, budget, 64 << 10, 0, 0, reading);
+            store = SortedQueueStore.open(directory, budget, 64 << 10, reading);
             byte[][] removed = new byte[n][];
             for (int i = 0; i < n; i++) {
                 removed[i] = new byte[3000];
@@ -657,7 +655,7 @@ class SortedQueueStoreTest {
 
     @Test
     void shouldNameTheFileOfACorruptRun() throws IOException {
-        store = open(dir, 64 << 10, 1 << 20);
+        store = open(dir, 64 << 10);
         SplittableRandom random = new SplittableRandom(7);
         for (int i = 0; i < 20_000; i++) {
             byte[] e = new byte[16];
@@ -708,13 +706,13 @@ class SortedQueueStoreTest {
 
     @Test
     void shouldRejectBadSettingsAndForeignRunFiles() throws IOException {
-        assertThatThrownBy(() -> open(dir, 1023, 4096))
+        assertThatThrownBy(() -> open(dir, 1023))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("memtableBytes")
                 .hasMessageContaining("1023");
         Files.createDirectories(dir.resolve("taken"));
         Files.write(dir.resolve("taken").resolve("run-00000003.log"), new byte[] {1});
-        assertThatThrownBy(() -> open(dir.resolve("taken"), 4096, 4096))
+        assertThatThrownBy(() -> open(dir.resolve("taken"), 4096))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("run-00000003.log");
         assertThat(budget.used()).isZero();
@@ -725,7 +723,7 @@ class SortedQueueStoreTest {
     @Test
     void shouldDeleteFilesOnClearAndCloseAndReturnMemory() throws IOException {
         Path directory = dir.resolve("queue");
-        store = open(directory, 1024, 4096);
+        store = open(directory, 1024);
         for (int i = 0; i < 5_000; i++) {
             store.add(ByteBuffer.allocate(8).putLong(Long.reverse(i)).array());
         }
