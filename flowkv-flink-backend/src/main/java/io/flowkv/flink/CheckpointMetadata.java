@@ -28,7 +28,9 @@ import java.util.zip.CRC32C;
  *                          per instance: [manifest path:UTF][manifest length:int][manifest bytes]
  *   [files:int]  per store file: [path:UTF][length:long][CRC32C of the file:int]
  *   [timer queues:int]  in meta info order, per queue:
- *     [timers:int] per timer: [key group:int][length:int][serialized timer]
+ *     [timers:int] >= 0: per timer: [key group:int][length:int][serialized timer]  (heap queue)
+ *     [-1:int][timer file path:UTF]  (a queue FlowKV stores: its timers are in that file, one
+ *                                     of the files above; FileType.TIMER_SNAPSHOT, FORMAT.md)
  * </pre>
  *
  * Paths are relative to the backend's working directory, '/'-separated. The store files travel as
@@ -38,8 +40,14 @@ import java.util.zip.CRC32C;
 final class CheckpointMetadata {
     static final int MAGIC = 0x464B564D;
 
-    /** 2: map state is stored one record per entry ({@link MapStateStorage}); 1 is refused. */
-    static final int VERSION = 3;
+    /**
+     * 2: map state is stored one record per entry ({@link MapStateStorage}); 1 is refused. 3: list
+     * state in chunks. 4: a stored timer queue's timers in a file; 3 is still read (it has none).
+     */
+    static final int VERSION = 4;
+
+    /** The oldest version this build reads. */
+    static final int OLDEST_READ_VERSION = 3;
 
     /** One store instance's manifest, by path, with its bytes. */
     record Manifest(String path, byte[] bytes) {}
@@ -60,7 +68,8 @@ final class CheckpointMetadata {
             KeyGroupRange range,
             List<StoredState> states,
             List<FileEntry> files,
-            List<List<Timer>> queues) {}
+            List<List<Timer>> queues,
+            List<String> timerFiles) {}
 
     private CheckpointMetadata() {}
 
@@ -70,7 +79,8 @@ final class CheckpointMetadata {
             KeyGroupRange range,
             List<StoredState> states,
             List<FileEntry> files,
-            List<List<Timer>> queues)
+            List<List<Timer>> queues,
+            List<String> timerFiles)
             throws IOException {
         DataOutputSerializer body = new DataOutputSerializer(4096);
         new KeyedBackendSerializationProxy<>(keySerializer, metaInfos, false).write(body);
@@ -99,7 +109,13 @@ final class CheckpointMetadata {
             body.writeInt(file.crc32c());
         }
         body.writeInt(queues.size());
-        for (List<Timer> queue : queues) {
+        for (int q = 0; q < queues.size(); q++) {
+            if (timerFiles.get(q) != null) {
+                body.writeInt(-1);
+                body.writeUTF(timerFiles.get(q));
+                continue;
+            }
+            List<Timer> queue = queues.get(q);
             body.writeInt(queue.size());
             for (Timer timer : queue) {
                 body.writeInt(timer.keyGroup());
@@ -141,13 +157,15 @@ final class CheckpointMetadata {
                             source, magic, MAGIC));
         }
         int version = in.readInt();
-        if (version != VERSION) {
+        if (version < OLDEST_READ_VERSION || version > VERSION) {
             throw new IOException(
                     "FlowKV checkpoint metadata "
                             + source
                             + " has version "
                             + version
-                            + ", this build reads version "
+                            + ", this build reads versions "
+                            + OLDEST_READ_VERSION
+                            + " to "
                             + VERSION
                             + " (version 1 stored map state, version 2 list state outside windows"
                             + " in another layout: restore such a job from a canonical"
@@ -208,8 +226,22 @@ final class CheckpointMetadata {
         }
         int queueCount = body.readInt();
         List<List<Timer>> queues = new ArrayList<>(queueCount);
+        List<String> timerFiles = new ArrayList<>(queueCount);
         for (int q = 0; q < queueCount; q++) {
             int timerCount = body.readInt();
+            if (timerCount == -1 && version >= 4) {
+                queues.add(List.of());
+                timerFiles.add(body.readUTF());
+                continue;
+            }
+            if (timerCount < 0) {
+                throw new IOException(
+                        "FlowKV checkpoint metadata "
+                                + source
+                                + " has a bad timer count "
+                                + timerCount);
+            }
+            timerFiles.add(null);
             List<Timer> timers = new ArrayList<>(timerCount);
             for (int t = 0; t < timerCount; t++) {
                 int keyGroup = body.readInt();
@@ -227,7 +259,7 @@ final class CheckpointMetadata {
                             + body.available()
                             + " unexpected trailing bytes");
         }
-        return new Decoded(proxy, range, states, files, queues);
+        return new Decoded(proxy, range, states, files, queues, timerFiles);
     }
 
     static int crc32c(byte[] bytes, int offset, int length) {

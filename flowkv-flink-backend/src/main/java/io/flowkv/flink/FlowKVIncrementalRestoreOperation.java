@@ -170,7 +170,8 @@ final class FlowKVIncrementalRestoreOperation<K> {
             state.storage = reopen(state, stored, base, metadata.range());
             state.pattern = stored.pattern();
         }
-        restoreTimers(metadata);
+        restoreTimers(metadata, base);
+        deleteTimerFiles(metadata, base);
         uploads.restored(((AbstractIncrementalStateHandle) handle).getCheckpointId(), files);
     }
 
@@ -191,10 +192,10 @@ final class FlowKVIncrementalRestoreOperation<K> {
                     copyOwnKeyGroups(from, binder.storage(state));
                 }
             }
+            restoreTimers(metadata, scratch);
         } finally {
             FileUtils.deleteDirectory(scratch.toFile());
         }
-        restoreTimers(metadata);
     }
 
     /** Copies the entries of this backend's key groups from a reopened storage. */
@@ -451,7 +452,12 @@ final class FlowKVIncrementalRestoreOperation<K> {
         return restored;
     }
 
-    private void restoreTimers(CheckpointMetadata.Decoded metadata) throws IOException {
+    /**
+     * Adds the checkpoint's timers of this backend's key groups to its queues: listed in the
+     * metadata for heap queues, read from their timer file (fetched into {@code root}) for queues
+     * FlowKV stored.
+     */
+    private void restoreTimers(CheckpointMetadata.Decoded metadata, Path root) throws IOException {
         int q = 0;
         DataInputDeserializer in = new DataInputDeserializer();
         for (StateMetaInfoSnapshot snapshot : metadata.proxy().getStateMetaInfoSnapshots()) {
@@ -464,10 +470,45 @@ final class FlowKVIncrementalRestoreOperation<K> {
                             queues, snapshot, queueFactory, keyGroupRange, numberOfKeyGroups);
             TypeSerializer<HeapPriorityQueueElement> serializer =
                     queue.getMetaInfo().getElementSerializer();
+            String timerFile = metadata.timerFiles().get(q);
+            if (timerFile != null) {
+                try {
+                    TimerSnapshotFile.read(
+                            root.resolve(timerFile),
+                            (keyGroup, bytes) -> {
+                                if (keyGroupRange.contains(keyGroup)) {
+                                    in.setBuffer(bytes);
+                                    try {
+                                        queue.getPriorityQueue().add(serializer.deserialize(in));
+                                    } catch (IOException e) {
+                                        throw new UncheckedIOException(e);
+                                    }
+                                }
+                            });
+                } catch (UncheckedIOException e) {
+                    throw e.getCause();
+                }
+            }
             for (CheckpointMetadata.Timer timer : metadata.queues().get(q++)) {
                 if (keyGroupRange.contains(timer.keyGroup())) {
                     in.setBuffer(timer.bytes());
                     queue.getPriorityQueue().add(serializer.deserialize(in));
+                }
+            }
+        }
+    }
+
+    /** The timer files were read into the queues: they need not stay in the working directory. */
+    private static void deleteTimerFiles(CheckpointMetadata.Decoded metadata, Path root)
+            throws IOException {
+        for (String timerFile : metadata.timerFiles()) {
+            if (timerFile != null) {
+                Path file = root.resolve(timerFile);
+                Files.deleteIfExists(file);
+                try (var rest = Files.list(file.getParent())) {
+                    if (rest.findAny().isEmpty()) {
+                        Files.delete(file.getParent());
+                    }
                 }
             }
         }

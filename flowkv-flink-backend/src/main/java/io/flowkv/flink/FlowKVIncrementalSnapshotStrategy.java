@@ -126,8 +126,8 @@ final class FlowKVIncrementalSnapshotStrategy<K>
         final List<CheckpointMetadata.StoredState> states;
         final List<HeapPriorityQueueStateSnapshot<?>> queues;
 
-        /** Per queue: its timers when FlowKV stores them (then its entry in queues is null). */
-        final List<List<CheckpointMetadata.Timer>> storedTimers;
+        /** Per queue: its timer file when FlowKV stores it (then its entry in queues is null). */
+        final List<String> timerFiles;
 
         private final List<NewFile> newFiles;
         private final Map<String, UploadedFiles.SharedFile> reused;
@@ -138,7 +138,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                 List<StateMetaInfoSnapshot> metaInfos,
                 List<CheckpointMetadata.StoredState> states,
                 List<HeapPriorityQueueStateSnapshot<?>> queues,
-                List<List<CheckpointMetadata.Timer>> storedTimers,
+                List<String> timerFiles,
                 List<NewFile> newFiles,
                 Map<String, UploadedFiles.SharedFile> reused,
                 List<String> filesInOrder) {
@@ -146,7 +146,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
             this.metaInfos = metaInfos;
             this.states = states;
             this.queues = queues;
-            this.storedTimers = storedTimers;
+            this.timerFiles = timerFiles;
             this.newFiles = newFiles;
             this.reused = reused;
             this.filesInOrder = filesInOrder;
@@ -172,21 +172,17 @@ final class FlowKVIncrementalSnapshotStrategy<K>
             metaInfos.add(state.metaInfo.snapshot());
         }
         List<HeapPriorityQueueStateSnapshot<?>> queues = new ArrayList<>();
-        List<List<CheckpointMetadata.Timer>> storedTimers = new ArrayList<>();
+        List<FlowKVTimerQueue<?>> storedQueues = new ArrayList<>();
         for (HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
                 backend.priorityQueues().getRegisteredPQStates().values()) {
             metaInfos.add(queue.getMetaInfo().snapshot());
             if (queue.getPriorityQueue() instanceof FlowKVTimerQueue) {
-                // Stored timers are copied now, serialized (the store changes once this returns).
-                List<CheckpointMetadata.Timer> timers = new ArrayList<>();
-                ((FlowKVTimerQueue<?>) queue.getPriorityQueue())
-                        .forEachSerialized(
-                                (kg, bytes) -> timers.add(new CheckpointMetadata.Timer(kg, bytes)));
+                // Written to a timer file below (the store changes once this returns).
                 queues.add(null);
-                storedTimers.add(timers);
+                storedQueues.add((FlowKVTimerQueue<?>) queue.getPriorityQueue());
             } else {
                 queues.add(queue.stateSnapshot());
-                storedTimers.add(null);
+                storedQueues.add(null);
             }
         }
         Map<String, UploadedFiles.SharedFile> base =
@@ -199,6 +195,19 @@ final class FlowKVIncrementalSnapshotStrategy<K>
             List<NewFile> newFiles = new ArrayList<>();
             Map<String, UploadedFiles.SharedFile> reused = new HashMap<>();
             List<String> filesInOrder = new ArrayList<>();
+            List<String> timerFiles = new ArrayList<>(storedQueues.size());
+            for (int q = 0; q < storedQueues.size(); q++) {
+                if (storedQueues.get(q) == null) {
+                    timerFiles.add(null);
+                    continue;
+                }
+                String path = "timers-chk-" + checkpointId + "/queue-" + q + ".log";
+                Path file = snapshotDir.resolve(path);
+                long length = TimerSnapshotFile.write(storedQueues.get(q), file, q);
+                newFiles.add(new NewFile(path, file, length));
+                filesInOrder.add(path);
+                timerFiles.add(path);
+            }
             for (RegisteredState registered : kvStates) {
                 StateStorage storage = registered.storage;
                 if (storage == null) {
@@ -241,7 +250,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                     metaInfos,
                     states,
                     queues,
-                    storedTimers,
+                    timerFiles,
                     newFiles,
                     reused,
                     filesInOrder);
@@ -314,7 +323,8 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                             keyGroupRange,
                             resources.states,
                             entries,
-                            timers(resources.queues, resources.storedTimers));
+                            timers(resources.queues),
+                            resources.timerFiles);
             StreamStateHandle metaHandle =
                     writeStream(
                             streamFactory,
@@ -452,15 +462,13 @@ final class FlowKVIncrementalSnapshotStrategy<K>
 
     @SuppressWarnings("unchecked")
     private List<List<CheckpointMetadata.Timer>> timers(
-            List<HeapPriorityQueueStateSnapshot<?>> queues,
-            List<List<CheckpointMetadata.Timer>> storedTimers)
-            throws IOException {
+            List<HeapPriorityQueueStateSnapshot<?>> queues) throws IOException {
         List<List<CheckpointMetadata.Timer>> out = new ArrayList<>(queues.size());
         DataOutputSerializer buffer = new DataOutputSerializer(64);
         for (int q = 0; q < queues.size(); q++) {
             HeapPriorityQueueStateSnapshot<?> snapshot = queues.get(q);
             if (snapshot == null) {
-                out.add(storedTimers.get(q));
+                out.add(List.of()); // stored by FlowKV: in its timer file
                 continue;
             }
             HeapPriorityQueueStateSnapshot<Object> queue =

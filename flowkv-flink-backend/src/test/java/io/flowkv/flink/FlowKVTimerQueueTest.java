@@ -206,6 +206,18 @@ class FlowKVTimerQueueTest {
                                                 : CheckpointOptions
                                                         .forCheckpointWithDefaultLocation()))
                         .getJobManagerOwnedSnapshot();
+        if (incremental) {
+            // The stored timers travel as a file of the checkpoint, not inside its metadata.
+            assertThat(
+                            ((org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle)
+                                            handle)
+                                    .getSharedState().stream()
+                                            .map(h -> h.getLocalPath())
+                                            .filter(p -> p.startsWith("timers-chk-1/"))
+                                            .count())
+                    .as("timer files in the checkpoint")
+                    .isEqualTo(1);
+        }
         // Changes after the snapshot are not in it.
         queue.add(timer(1_000, 1));
         queue.poll();

@@ -15,7 +15,11 @@ public enum FileType {
     /** Entries of a Flink snapshot spilled by key group between its synchronous and async part. */
     SNAPSHOT_SPILL(6),
     /** A sorted run of a timer queue: blocks of byte strings in unsigned order (scratch). */
-    SORTED_RUN(7);
+    SORTED_RUN(7),
+    /**
+     * The timers of one queue FlowKV stores, as of one incremental checkpoint: key group, timer.
+     */
+    TIMER_SNAPSHOT(8);
 
     private final short code;
 
