@@ -192,17 +192,8 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <O> O[] toArray(O[] array) {
-        List<T> all = materialize(-1);
-        O[] result = array.length >= all.size() ? array : Arrays.copyOf(array, all.size());
-        for (int i = 0; i < all.size(); i++) {
-            result[i] = (O) all.get(i);
-        }
-        if (result.length > all.size()) {
-            result[all.size()] = null;
-        }
-        return result;
+        return materialize(-1).toArray(array);
     }
 
     @Nonnull

@@ -8,6 +8,8 @@ import io.flowkv.core.log.LogWriter;
 import io.flowkv.core.memory.IoBuffer;
 import io.flowkv.core.memory.MemoryBudget;
 
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.CompositeKeySerializationUtils;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.util.FileUtils;
 
@@ -117,16 +119,23 @@ final class SnapshotSpill {
      */
     void addTimers(int stateIndex, FlowKVTimerQueue<?> queue) throws IOException {
         byte[] none = new byte[0];
+        DataOutputSerializer key = new DataOutputSerializer(64);
         try {
             queue.forEachSerialized(
                     (keyGroup, timer) -> {
-                        byte[] key = new byte[keyGroupPrefixBytes + timer.length];
-                        for (int b = 0; b < keyGroupPrefixBytes; b++) {
-                            key[b] = (byte) (keyGroup >>> (8 * (keyGroupPrefixBytes - 1 - b)));
-                        }
-                        System.arraycopy(timer, 0, key, keyGroupPrefixBytes, timer.length);
                         try {
-                            write(bucketOf(keyGroup), stateIndex, key, none, none, 0, 0);
+                            key.clear();
+                            CompositeKeySerializationUtils.writeKeyGroup(
+                                    keyGroup, keyGroupPrefixBytes, key);
+                            key.write(timer);
+                            write(
+                                    bucketOf(keyGroup),
+                                    stateIndex,
+                                    key.getCopyOfBuffer(),
+                                    none,
+                                    none,
+                                    0,
+                                    0);
                         } catch (IOException e) {
                             throw new UncheckedIOException(e);
                         }

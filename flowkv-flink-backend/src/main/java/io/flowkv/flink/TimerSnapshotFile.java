@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
+import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.FrameScanner;
 import io.flowkv.core.log.LogReader;
 import io.flowkv.core.log.LogWriter;
@@ -67,11 +68,7 @@ final class TimerSnapshotFile {
             while (frames.next()) {
                 byte[] b = frames.array();
                 int p = frames.payloadOffset();
-                int keyGroup =
-                        (b[p] & 0xFF)
-                                | (b[p + 1] & 0xFF) << 8
-                                | (b[p + 2] & 0xFF) << 16
-                                | (b[p + 3] & 0xFF) << 24;
+                int keyGroup = FrameDescriptor.readIntLE(b, p);
                 byte[] timer = new byte[frames.payloadLength() - Integer.BYTES];
                 System.arraycopy(b, p + Integer.BYTES, timer, 0, timer.length);
                 visitor.accept(keyGroup, timer);

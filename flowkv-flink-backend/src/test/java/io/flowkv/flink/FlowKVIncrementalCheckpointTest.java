@@ -13,7 +13,6 @@ import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.CloseableRegistry;
-import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.execution.Environment;
@@ -35,7 +34,6 @@ import org.apache.flink.runtime.state.SharedStateRegistryImpl;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.TestTaskStateManager;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
@@ -256,14 +254,7 @@ class FlowKVIncrementalCheckpointTest {
     }
 
     private CheckpointStreamFactory streamFactory() throws Exception {
-        org.apache.flink.core.fs.Path checkpoints =
-                new org.apache.flink.core.fs.Path(
-                        Files.createDirectories(temp.resolve("chk")).toUri());
-        org.apache.flink.core.fs.Path shared =
-                new org.apache.flink.core.fs.Path(
-                        Files.createDirectories(temp.resolve("shared")).toUri());
-        return new FsCheckpointStreamFactory(
-                FileSystem.getLocalFileSystem(), checkpoints, shared, 0, 4096);
+        return TestBackends.streamFactory(temp);
     }
 
     private SnapshotResult<KeyedStateHandle> snapshotResult(

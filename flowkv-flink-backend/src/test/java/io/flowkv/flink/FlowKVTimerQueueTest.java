@@ -7,7 +7,6 @@ import io.flowkv.core.queue.SortedQueueStore;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.SavepointType;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
@@ -19,7 +18,6 @@ import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.PriorityComparator;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.streaming.api.operators.TimerHeapInternalTimer;
 import org.apache.flink.streaming.api.operators.TimerSerializer;
 import org.apache.flink.util.concurrent.FutureUtils;
@@ -30,7 +28,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -313,14 +310,7 @@ class FlowKVTimerQueueTest {
     }
 
     private CheckpointStreamFactory streamFactory() throws Exception {
-        org.apache.flink.core.fs.Path checkpoints =
-                new org.apache.flink.core.fs.Path(
-                        Files.createDirectories(temp.resolve("chk")).toUri());
-        org.apache.flink.core.fs.Path shared =
-                new org.apache.flink.core.fs.Path(
-                        Files.createDirectories(temp.resolve("shared")).toUri());
-        return new FsCheckpointStreamFactory(
-                FileSystem.getLocalFileSystem(), checkpoints, shared, 0, 4096);
+        return TestBackends.streamFactory(temp);
     }
 
     private FlowKVKeyedStateBackend<Integer> backend(

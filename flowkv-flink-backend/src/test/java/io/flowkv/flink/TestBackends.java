@@ -4,14 +4,20 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,6 +28,18 @@ import java.util.List;
 final class TestBackends implements AutoCloseable {
     private final List<FlowKVKeyedStateBackend<Integer>> open = new ArrayList<>();
     private final List<MockEnvironment> environments = new ArrayList<>();
+
+    /** Checkpoint streams into {@code dir}/chk, shared state into {@code dir}/shared. */
+    static CheckpointStreamFactory streamFactory(Path dir) throws IOException {
+        org.apache.flink.core.fs.Path checkpoints =
+                new org.apache.flink.core.fs.Path(
+                        Files.createDirectories(dir.resolve("chk")).toUri());
+        org.apache.flink.core.fs.Path shared =
+                new org.apache.flink.core.fs.Path(
+                        Files.createDirectories(dir.resolve("shared")).toUri());
+        return new FsCheckpointStreamFactory(
+                FileSystem.getLocalFileSystem(), checkpoints, shared, 0, 4096);
+    }
 
     @SuppressWarnings("unchecked")
     FlowKVKeyedStateBackend<Integer> create(
@@ -55,7 +73,7 @@ final class TestBackends implements AutoCloseable {
     }
 
     @Override
-    public void close() throws java.io.IOException {
+    public void close() throws IOException {
         for (FlowKVKeyedStateBackend<Integer> backend : open) {
             backend.dispose();
         }
@@ -63,7 +81,7 @@ final class TestBackends implements AutoCloseable {
             try {
                 env.close();
             } catch (Exception e) {
-                throw new java.io.IOException("Could not close a mock environment", e);
+                throw new IOException("Could not close a mock environment", e);
             }
         }
         open.clear();
