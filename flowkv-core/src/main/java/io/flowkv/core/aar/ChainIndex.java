@@ -3,6 +3,7 @@ package io.flowkv.core.aar;
 import io.flowkv.core.index.LongHashIndex;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
+import io.flowkv.core.memory.OffHeapLongArray;
 
 /**
  * An in-memory index of one partition's buffered chain by key hash, built when a window whose data
@@ -11,18 +12,19 @@ import io.flowkv.core.memory.MemoryBudgetExceededException;
  * the partition's log to index it there, wrote and re-read data that is deleted right after.
  *
  * <p>It covers the chain up to {@link #tail}; records appended later are scanned. Records of keys
- * whose 64-bit hashes collide share a list, so readers still compare keys. Its arrays and hash
- * index are charged to the budget; {@link #close} returns them.
+ * whose 64-bit hashes collide share a list, so readers still compare keys. The lists and the hash
+ * index are in native memory charged to the budget; {@link #close} returns them.
+ *
+ * <pre>
+ *   cursor c: [record position 8 B][cursor of the next record with the same hash, or -1 8 B]
+ * </pre>
  */
 final class ChainIndex implements AutoCloseable {
     private static final int NO_NEXT = -1;
     private static final LongHashIndex.KeyMatcher SAME_HASH = v -> true;
 
-    private final MemoryBudget budget;
     private final LongHashIndex heads;
-    private final long[] records;
-    private final int[] next;
-    private final long arrayBytes;
+    private final OffHeapLongArray lists;
 
     /** The last record covered. */
     final long tail;
@@ -30,19 +32,9 @@ final class ChainIndex implements AutoCloseable {
     /** Chain records (of any type) covered, to tell when the uncovered rest has grown long. */
     final int covered;
 
-    private ChainIndex(
-            MemoryBudget budget,
-            LongHashIndex heads,
-            long[] records,
-            int[] next,
-            long arrayBytes,
-            long tail,
-            int covered) {
-        this.budget = budget;
+    private ChainIndex(LongHashIndex heads, OffHeapLongArray lists, long tail, int covered) {
         this.heads = heads;
-        this.records = records;
-        this.next = next;
-        this.arrayBytes = arrayBytes;
+        this.lists = lists;
         this.tail = tail;
         this.covered = covered;
     }
@@ -62,31 +54,31 @@ final class ChainIndex implements AutoCloseable {
      */
     static ChainIndex build(
             MemoryBudget budget, Records chain, long head, long tail, int appends, int records) {
-        long arrayBytes = (long) appends * (Long.BYTES + Integer.BYTES);
-        if (!budget.tryReserve(arrayBytes)) {
+        OffHeapLongArray lists;
+        LongHashIndex heads;
+        try {
+            lists = OffHeapLongArray.allocate(budget, 2L * Math.max(1, appends), "AAR chain index");
+        } catch (MemoryBudgetExceededException e) {
             return null;
         }
-        LongHashIndex heads;
         try {
             heads = new LongHashIndex(budget, (int) Math.min(1 << 30, appends * 2L));
         } catch (MemoryBudgetExceededException e) {
-            budget.release(arrayBytes);
+            lists.close();
             return null;
         }
-        long[] positions = new long[appends];
-        int[] links = new int[appends];
         int n = 0;
         try {
             for (long r = head; ; r = chain.next(r)) {
                 if (chain.isAppend(r)) {
-                    positions[n] = r;
-                    links[n] = NO_NEXT;
+                    lists.set(2L * n, r);
+                    lists.set(2L * n + 1, NO_NEXT);
                     long hash = chain.keyHash(r);
                     long firstLast = heads.get(hash, SAME_HASH);
                     if (firstLast == LongHashIndex.NONE) {
                         heads.put(hash, pack(n, n), SAME_HASH);
                     } else {
-                        links[lastOf(firstLast)] = n;
+                        lists.set(2L * lastOf(firstLast) + 1, n);
                         heads.put(hash, pack(firstOf(firstLast), n), SAME_HASH);
                     }
                     n++;
@@ -97,10 +89,10 @@ final class ChainIndex implements AutoCloseable {
             }
         } catch (MemoryBudgetExceededException e) {
             heads.release();
-            budget.release(arrayBytes);
+            lists.close();
             return null;
         }
-        return new ChainIndex(budget, heads, positions, links, arrayBytes, tail, records);
+        return new ChainIndex(heads, lists, tail, records);
     }
 
     /** The first covered record with this key hash, as a cursor for {@link #record}; -1 if none. */
@@ -111,21 +103,21 @@ final class ChainIndex implements AutoCloseable {
 
     /** The cursor after {@code cursor}, or -1. */
     int next(int cursor) {
-        return next[cursor];
+        return (int) lists.get(2L * cursor + 1);
     }
 
     long record(int cursor) {
-        return records[cursor];
+        return lists.get(2L * cursor);
     }
 
     long memoryBytes() {
-        return arrayBytes + heads.memoryBytes();
+        return lists.memoryBytes() + heads.memoryBytes();
     }
 
     @Override
     public void close() {
         heads.release();
-        budget.release(arrayBytes);
+        lists.close();
     }
 
     private static long pack(int first, int last) {

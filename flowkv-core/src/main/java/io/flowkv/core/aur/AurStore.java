@@ -20,6 +20,7 @@ import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
 import io.flowkv.core.memory.OffHeapArena;
 import io.flowkv.core.memory.OffHeapBuffer;
+import io.flowkv.core.memory.OffHeapLongArray;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -28,7 +29,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
@@ -98,7 +98,6 @@ public final class AurStore implements AutoCloseable {
     private static final int INDEX_STAGING = 16 * 1024;
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
     private static final int DIRTY_ENTRY = Integer.BYTES + 2 * Long.BYTES;
-    private static final long ENTRY_BYTES = Integer.BYTES + Long.BYTES + Integer.BYTES;
 
     private final AurStoreOptions options;
     private final MemoryBudget budget;
@@ -143,14 +142,22 @@ public final class AurStore implements AutoCloseable {
 
     private int dirtyCapacity;
     private int dirtyCount;
-    private long[] heapKey = new long[0];
-    private int[] heapId = new int[0];
-    private int[] entryId = new int[0];
-    private long[] entryPosition = new long[0];
-    private int[] entryLength = new int[0];
+
+    /**
+     * The windows a read bets on, a max-heap by rank while they are chosen, nearest first after:
+     * element i is [rank: long][window id: long] at longs 2i, 2i+1. Null until first needed.
+     */
+    private OffHeapLongArray bets;
+
+    /**
+     * The frames a read collected: element i is [window id << 32 | frame length: long][position:
+     * long] at longs 2i, 2i+1. Null until first needed.
+     */
+    private OffHeapLongArray entries;
+
     private int entryCount;
 
-    /** The window a read is for, and how many predicted ones ride along ({@code heapId[0..n)}). */
+    /** The window a read is for, and how many predicted ones ride along ({@code betId(0..n)}). */
     private int requestedId = NO_ID;
 
     private int betCount;
@@ -768,7 +775,7 @@ public final class AurStore implements AutoCloseable {
         int predicted = selectPredicted(requested);
         int bets = 0;
         for (int i = 0; i < predicted; i++) {
-            int id = heapId[i];
+            int id = betId(i);
             long bytes = table.diskBytes(id);
             if (bytes > room) {
                 // The prefetch buffer bounds N: load fewer windows rather than exceed it.
@@ -783,7 +790,7 @@ public final class AurStore implements AutoCloseable {
     }
 
     /**
-     * Puts into {@code heapId[0..n)} the ids of the {@code readBatchRatio x live windows} windows
+     * Puts into {@code betId(0..n)} the ids of the {@code readBatchRatio x live windows} windows
      * nearest to their trigger, nearest first. Candidates have flushed data, are not prefetched,
      * were not read since their last append, and have a known ETT. Time to ETT is {@code max(0, ett
      * - now)}, ranked as {@code max(ett, now)} which orders the same without overflow.
@@ -797,13 +804,9 @@ public final class AurStore implements AutoCloseable {
             return 0;
         }
         int n = (int) Math.min(Integer.MAX_VALUE - 8, (long) Math.ceil(ratio * table.size()));
-        try {
-            heapKey = grow(heapKey, n);
-            heapId = grow(heapId, n);
-        } catch (MemoryBudgetExceededException e) {
-            // A full budget shrinks the bet, as a full prefetch buffer does: predict fewer.
-            n = Math.min(n, Math.min(heapKey.length, heapId.length));
-        }
+        bets = room(bets, n, 0);
+        // A full budget shrinks the bet, as a full prefetch buffer does: predict fewer.
+        n = Math.min(n, capacityOf(bets));
         if (n == 0) {
             return 0;
         }
@@ -820,12 +823,10 @@ public final class AurStore implements AutoCloseable {
             }
             long rank = Math.max(table.ett(id), now);
             if (size < n) {
-                heapKey[size] = rank;
-                heapId[size] = id;
+                setBet(size, rank, id);
                 siftUp(size++);
-            } else if (rank < heapKey[0]) {
-                heapKey[0] = rank;
-                heapId[0] = id;
+            } else if (rank < betRank(0)) {
+                setBet(0, rank, id);
                 siftDown(0, size);
             }
         }
@@ -839,7 +840,7 @@ public final class AurStore implements AutoCloseable {
     private void siftUp(int i) {
         while (i > 0) {
             int parent = (i - 1) >>> 1;
-            if (heapKey[parent] >= heapKey[i]) {
+            if (betRank(parent) >= betRank(i)) {
                 return;
             }
             swap(i, parent);
@@ -852,10 +853,10 @@ public final class AurStore implements AutoCloseable {
             int largest = i;
             int left = 2 * i + 1;
             int right = left + 1;
-            if (left < size && heapKey[left] > heapKey[largest]) {
+            if (left < size && betRank(left) > betRank(largest)) {
                 largest = left;
             }
-            if (right < size && heapKey[right] > heapKey[largest]) {
+            if (right < size && betRank(right) > betRank(largest)) {
                 largest = right;
             }
             if (largest == i) {
@@ -867,30 +868,76 @@ public final class AurStore implements AutoCloseable {
     }
 
     private void swap(int a, int b) {
-        long k = heapKey[a];
-        heapKey[a] = heapKey[b];
-        heapKey[b] = k;
-        int id = heapId[a];
-        heapId[a] = heapId[b];
-        heapId[b] = id;
+        long rank = betRank(a);
+        int id = betId(a);
+        setBet(a, betRank(b), betId(b));
+        setBet(b, rank, id);
+    }
+
+    private long betRank(int i) {
+        return bets.get(2L * i);
+    }
+
+    private int betId(int i) {
+        return (int) bets.get(2L * i + 1);
+    }
+
+    private void setBet(int i, long rank, int id) {
+        bets.set(2L * i, rank);
+        bets.set(2L * i + 1, id);
+    }
+
+    private int entryId(int i) {
+        return (int) (entries.get(2L * i) >>> 32);
+    }
+
+    private int entryLength(int i) {
+        return (int) entries.get(2L * i);
+    }
+
+    private long entryPosition(int i) {
+        return entries.get(2L * i + 1);
+    }
+
+    private void setEntry(int i, int id, long position, int length) {
+        entries.set(2L * i, (long) id << 32 | (length & 0xFFFFFFFFL));
+        entries.set(2L * i + 1, position);
+    }
+
+    /**
+     * {@code array} with room for {@code needed} two-long elements, keeping the first {@code keep}
+     * (created when null). When the budget refuses, {@code array} as it was: callers check {@link
+     * #capacityOf}.
+     */
+    private OffHeapLongArray room(OffHeapLongArray array, int needed, int keep) {
+        long longs = 2L * Math.max(needed, 16);
+        if (array == null) {
+            return needed == 0 ? null : OffHeapLongArray.tryAllocate(budget, longs);
+        }
+        array.tryGrow(2L * needed, 2L * keep);
+        return array;
+    }
+
+    private static int capacityOf(OffHeapLongArray array) {
+        return array == null ? 0 : (int) Math.min(Integer.MAX_VALUE, array.capacity() / 2);
     }
 
     /** Reads the frames the scan collected into the prefetch buffer; streams what cannot fit. */
     private boolean load(int requested, boolean cacheRequested, long stamp, ValueConsumer consumer)
             throws IOException {
         for (int i = 0; i < entryCount; i++) {
-            int id = entryId[i];
+            int id = entryId(i);
             table.setScanned(id, 0);
             table.setWork(id, 0);
         }
         for (int i = 0; i < entryCount; i++) {
-            int id = entryId[i];
-            table.setScanned(id, table.scanned(id) + entryLength[i]);
+            int id = entryId(i);
+            table.setScanned(id, table.scanned(id) + entryLength(i));
             table.setWork(id, table.work(id) + 1);
         }
         boolean requestedFound = false;
         for (int i = 0; i < entryCount; i++) {
-            int id = entryId[i];
+            int id = entryId(i);
             if (table.work(id) < 0) {
                 continue;
             }
@@ -929,20 +976,20 @@ public final class AurStore implements AutoCloseable {
         long loaded = 0;
         int i = 0;
         while (i < entryCount) {
-            if (table.mark(entryId[i]) != stamp) {
+            if (table.mark(entryId(i)) != stamp) {
                 i++;
                 continue;
             }
-            int segmentId = Positions.segment(entryPosition[i]);
-            long start = Positions.offset(entryPosition[i]);
-            long end = start + entryLength[i];
+            int segmentId = Positions.segment(entryPosition(i));
+            long start = Positions.offset(entryPosition(i));
+            long end = start + entryLength(i);
             int j = i + 1;
             while (j < entryCount
-                    && table.mark(entryId[j]) == stamp
-                    && Positions.segment(entryPosition[j]) == segmentId
-                    && Positions.offset(entryPosition[j]) == end
-                    && end + entryLength[j] - start <= scratch.length) {
-                end += entryLength[j];
+                    && table.mark(entryId(j)) == stamp
+                    && Positions.segment(entryPosition(j)) == segmentId
+                    && Positions.offset(entryPosition(j)) == end
+                    && end + entryLength(j) - start <= scratch.length) {
+                end += entryLength(j);
                 j++;
             }
             LogSegment segment = dataSegment(segmentId);
@@ -952,14 +999,14 @@ public final class AurStore implements AutoCloseable {
             read += length;
             int at = 0;
             for (int k = i; k < j; k++) {
-                if (table.mark(entryId[k]) != stamp) {
-                    at += entryLength[k];
+                if (table.mark(entryId(k)) != stamp) {
+                    at += entryLength(k);
                     continue;
                 }
-                int id = entryId[k];
+                int id = entryId(k);
                 int payload;
                 try {
-                    payload = verifyFrame(segment, start, at, length, entryLength[k]);
+                    payload = verifyFrame(segment, start, at, length, entryLength(k));
                 } catch (CorruptLogException e) {
                     if (id == requested) {
                         throw e;
@@ -967,7 +1014,7 @@ public final class AurStore implements AutoCloseable {
                     // Only a bet: drop it; the error surfaces when that window is asked for.
                     evictPrefetched(id);
                     table.setMark(id, 0);
-                    at += entryLength[k];
+                    at += entryLength(k);
                     continue;
                 }
                 int from = at + FrameDescriptor.HEADER_LENGTH;
@@ -986,7 +1033,7 @@ public final class AurStore implements AutoCloseable {
                                     segment.path,
                                     start + from);
                 }
-                at += entryLength[k];
+                at += entryLength(k);
             }
             i = j;
         }
@@ -1208,9 +1255,7 @@ public final class AurStore implements AutoCloseable {
         int k = end;
         for (long r = table.frameHead(id); r >= 0; r = chains.previous(r)) {
             k--;
-            entryId[k] = id;
-            entryPosition[k] = chains.position(r);
-            entryLength[k] = chains.length(r);
+            setEntry(k, id, chains.position(r), chains.length(r));
         }
         entryCount = end;
         return true;
@@ -1250,7 +1295,7 @@ public final class AurStore implements AutoCloseable {
             }
             long previous = FrameChains.END;
             for (int k = 0; k < entryCount && previous != FrameChains.BROKEN; k++) {
-                previous = copy.extend(previous, entryPosition[k], entryLength[k]);
+                previous = copy.extend(previous, entryPosition(k), entryLength(k));
             }
             table.setRebuiltHead(id, previous);
         }
@@ -1317,7 +1362,7 @@ public final class AurStore implements AutoCloseable {
     }
 
     private void collect(int id, long position, int length) {
-        if (entryCount == entryId.length && !growEntries(entryCount + 1, false)) {
+        if (entryCount == capacityOf(entries) && !growEntries(entryCount + 1, false)) {
             // The budget is full: the bets go, the window asked for stays.
             dropBets();
             if (id != requestedId) {
@@ -1325,10 +1370,7 @@ public final class AurStore implements AutoCloseable {
             }
             growEntries(entryCount + 1, true);
         }
-        entryId[entryCount] = id;
-        entryPosition[entryCount] = position;
-        entryLength[entryCount] = length;
-        entryCount++;
+        setEntry(entryCount++, id, position, length);
     }
 
     /**
@@ -1337,29 +1379,31 @@ public final class AurStore implements AutoCloseable {
      * thrown.
      */
     private boolean growEntries(int needed, boolean required) {
-        if (entryId.length >= needed) {
+        entries = room(entries, needed, entryCount);
+        if (capacityOf(entries) >= needed) {
             return true;
         }
-        int capacity = Math.max(needed, Math.max(16, entryId.length * 2));
-        long bytes = (long) (capacity - entryId.length) * ENTRY_BYTES;
-        if (!budget.tryReserve(bytes)) {
-            evictAllPrefetched();
-            if (!budget.tryReserve(bytes)) {
-                if (!required) {
-                    return false;
-                }
-                // The read buffer is needed only after the entries are known: load() takes back
-                // what it needs, frame by frame if it must.
-                budget.release(scratch.length);
-                workReserved -= scratch.length;
-                scratch = new byte[0];
-                budget.reserve(bytes, "AUR entries of the window read");
-            }
+        evictAllPrefetched();
+        entries = room(entries, needed, entryCount);
+        if (capacityOf(entries) >= needed) {
+            return true;
         }
-        workReserved += bytes;
-        entryId = Arrays.copyOf(entryId, capacity);
-        entryPosition = Arrays.copyOf(entryPosition, capacity);
-        entryLength = Arrays.copyOf(entryLength, capacity);
+        if (!required) {
+            return false;
+        }
+        // The read buffer is needed only after the entries are known: load() takes back
+        // what it needs, frame by frame if it must.
+        budget.release(scratch.length);
+        workReserved -= scratch.length;
+        scratch = new byte[0];
+        entries = room(entries, needed, entryCount);
+        if (capacityOf(entries) < needed) {
+            throw new MemoryBudgetExceededException(
+                    "AUR entries of the window read",
+                    16L * needed,
+                    budget.available(),
+                    budget.capacity());
+        }
         return true;
     }
 
@@ -1368,16 +1412,13 @@ public final class AurStore implements AutoCloseable {
      */
     private void dropBets() {
         for (int i = 0; i < betCount; i++) {
-            table.setMark(heapId[i], 0);
+            table.setMark(betId(i), 0);
         }
         betCount = 0;
         int kept = 0;
         for (int i = 0; i < entryCount; i++) {
-            if (entryId[i] == requestedId) {
-                entryId[kept] = entryId[i];
-                entryPosition[kept] = entryPosition[i];
-                entryLength[kept] = entryLength[i];
-                kept++;
+            if (entryId(i) == requestedId) {
+                setEntry(kept++, entryId(i), entryPosition(i), entryLength(i));
             }
         }
         entryCount = kept;
@@ -1920,6 +1961,8 @@ public final class AurStore implements AutoCloseable {
                 + writeBuffer.reservedBytes()
                 + prefetchUsed
                 + workReserved
+                + (entries == null ? 0 : entries.memoryBytes())
+                + (bets == null ? 0 : bets.memoryBytes())
                 + dataStaging.capacity()
                 + indexStaging.capacity()
                 + chains.memoryBytes()
@@ -1931,26 +1974,8 @@ public final class AurStore implements AutoCloseable {
         stats.setDeadBytes(deadBytes);
     }
 
-    private int[] grow(int[] a, int needed) {
-        if (a.length >= needed) {
-            return a;
-        }
-        int capacity = Math.max(needed, Math.max(16, a.length * 2));
-        reserveWork((long) (capacity - a.length) * Integer.BYTES);
-        return Arrays.copyOf(a, capacity);
-    }
-
-    private long[] grow(long[] a, int needed) {
-        if (a.length >= needed) {
-            return a;
-        }
-        int capacity = Math.max(needed, Math.max(16, a.length * 2));
-        reserveWork((long) (capacity - a.length) * Long.BYTES);
-        return Arrays.copyOf(a, capacity);
-    }
-
     private void reserveWork(long bytes) {
-        budget.reserve(bytes, "AUR work arrays");
+        budget.reserve(bytes, "AUR read buffer");
         workReserved += bytes;
     }
 
@@ -2079,6 +2104,12 @@ public final class AurStore implements AutoCloseable {
         writeBuffer.close();
         budget.release(workReserved);
         workReserved = 0;
+        if (entries != null) {
+            entries.close();
+        }
+        if (bets != null) {
+            bets.close();
+        }
         if (dirty != null) {
             dirty.close();
             dirty = null;

@@ -112,54 +112,34 @@ public final class OffHeapBuffer implements AutoCloseable {
         store.read(index, dst, offset, length);
     }
 
-    /**
-     * Copies {@code length} bytes at {@code index} into a heap buffer at its position, advancing
-     * it.
-     */
-    public void copyTo(long index, ByteBuffer dst, int length) {
-        check(index, length);
-        if (!dst.hasArray() || dst.remaining() < length) {
-            throw new IllegalArgumentException(
-                    "index="
-                            + index
-                            + " length="
-                            + length
-                            + ": dst must be a heap buffer with "
-                            + "room, remaining="
-                            + dst.remaining());
-        }
-        int pos = dst.position();
-        store.read(index, dst.array(), dst.arrayOffset() + pos, length);
-        dst.position(pos + length);
-    }
-
-    /**
-     * Copies {@code length} bytes from a heap buffer at its position to {@code index}, advancing
-     * it.
-     */
-    public void copyFrom(ByteBuffer src, long index, int length) {
-        check(index, length);
-        if (!src.hasArray() || src.remaining() < length) {
-            throw new IllegalArgumentException(
-                    "index="
-                            + index
-                            + " length="
-                            + length
-                            + ": src must be a heap buffer with "
-                            + "enough bytes, remaining="
-                            + src.remaining());
-        }
-        int pos = src.position();
-        store.write(index, src.array(), src.arrayOffset() + pos, length);
-        src.position(pos + length);
-    }
-
+    /** Copies {@code length} bytes at {@code index} into a staging buffer at its position. */
     public void copyTo(long index, IoBuffer dst, int length) {
-        copyTo(index, dst.buffer(), length);
+        ByteBuffer view = dst.buffer();
+        int pos = view.position();
+        if (view.remaining() < length) {
+            throw new IllegalArgumentException(
+                    "index=" + index + " length=" + length + ": remaining=" + view.remaining());
+        }
+        copyTo(index, dst.memory(), pos, length);
+        view.position(pos + length);
     }
 
+    /** Copies {@code length} bytes from a staging buffer at its position to {@code index}. */
     public void copyFrom(IoBuffer src, long index, int length) {
-        copyFrom(src.buffer(), index, length);
+        ByteBuffer view = src.buffer();
+        int pos = view.position();
+        if (view.remaining() < length) {
+            throw new IllegalArgumentException(
+                    "index=" + index + " length=" + length + ": remaining=" + view.remaining());
+        }
+        src.memory().copyTo(pos, this, index, length);
+        view.position(pos + length);
+    }
+
+    /** The native address of byte {@code index}, for a view of this memory. */
+    long address(long index) {
+        check(index, 0);
+        return store.addressForWrite(index);
     }
 
     /** Copies {@code length} bytes between two buffers (the ranges may be in the same buffer). */

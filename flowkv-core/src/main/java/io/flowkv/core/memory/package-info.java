@@ -7,7 +7,10 @@
  *      ^ reserve / release
  *      |
  *   OffHeapArena --chunks--> OffHeapBuffer (native, chronicle-bytes) ...
- *   IoBuffer (staging for file I/O)
+ *   OffHeapLongArray (growable work lists)  --> OffHeapBuffer
+ *   IoBuffer (staging for file I/O, a direct ByteBuffer view) --> OffHeapBuffer
  * </pre>
+ *
+ * Every byte charged to the budget is native memory: Flink sizes managed memory off-heap.
  */
 package io.flowkv.core.memory;

@@ -6,6 +6,7 @@ import io.flowkv.core.log.Positions;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.OffHeapArena;
 import io.flowkv.core.memory.OffHeapBuffer;
+import io.flowkv.core.memory.OffHeapLongArray;
 
 import static io.flowkv.core.rmw.RmwRecordDescriptor.HEADER;
 import static io.flowkv.core.rmw.RmwRecordDescriptor.KEY_LENGTH;
@@ -42,24 +43,22 @@ final class RmwWriteBuffer implements AutoCloseable {
     static final byte SUPERSEDED = 2;
     static final long NONE = LongHashIndex.NONE;
 
-    private final MemoryBudget budget;
     private final OffHeapArena arena;
     private final LongHashIndex index;
-    private long[] records;
+    private final OffHeapLongArray records;
     private int count;
 
     RmwWriteBuffer(MemoryBudget budget, int chunkSize) {
-        this.budget = budget;
         this.arena = new OffHeapArena(budget, chunkSize);
         LongHashIndex idx = new LongHashIndex(budget, 256);
         try {
-            budget.reserve(256L * Long.BYTES, "RMW write buffer record list");
+            this.records = OffHeapLongArray.allocate(budget, 256, "RMW write buffer record list");
         } catch (RuntimeException e) {
             idx.release();
+            arena.close();
             throw e;
         }
         this.index = idx;
-        this.records = new long[256];
     }
 
     static int recordSize(int keyLen, int nsLen, int valueCapacity) {
@@ -76,7 +75,7 @@ final class RmwWriteBuffer implements AutoCloseable {
      * refuses. The record is invisible until {@link #publish}.
      */
     long tryAllocate(long hash, byte[] key, byte[] namespace, int valueCapacity) {
-        if (count == records.length && !growRecords()) {
+        if (!records.tryGrow(count + 1L, count)) {
             return OffHeapArena.NO_SPACE;
         }
         long pos = arena.tryAllocate(recordSize(key.length, namespace.length, valueCapacity));
@@ -97,17 +96,6 @@ final class RmwWriteBuffer implements AutoCloseable {
         return pos;
     }
 
-    private boolean growRecords() {
-        int bigger = records.length << 1;
-        if (!budget.tryReserve((long) (bigger - records.length) * Long.BYTES)) {
-            return false;
-        }
-        long[] grown = new long[bigger];
-        System.arraycopy(records, 0, grown, 0, count);
-        records = grown;
-        return true;
-    }
-
     /**
      * Makes an allocated record the key's current one; a record it replaces is superseded. May
      * throw {@link io.flowkv.core.memory.MemoryBudgetExceededException} when the hash table cannot
@@ -118,7 +106,7 @@ final class RmwWriteBuffer implements AutoCloseable {
         if (old != NONE) {
             arena.putByte(old, PAYLOAD + KIND, SUPERSEDED);
         }
-        records[count++] = pos;
+        records.set(count++, pos);
     }
 
     /** Forgets the key's record (a remove of a key that has no version on disk). */
@@ -247,7 +235,7 @@ final class RmwWriteBuffer implements AutoCloseable {
     }
 
     long record(int i) {
-        return records[i];
+        return records.get(i);
     }
 
     /** Keys with a current record (put or tombstone). */
@@ -260,7 +248,7 @@ final class RmwWriteBuffer implements AutoCloseable {
     }
 
     long memoryBytes() {
-        return arena.reservedBytes() + index.memoryBytes() + (long) records.length * Long.BYTES;
+        return arena.reservedBytes() + index.memoryBytes() + records.memoryBytes();
     }
 
     void reset() {
@@ -273,9 +261,6 @@ final class RmwWriteBuffer implements AutoCloseable {
     public void close() {
         arena.close();
         index.release();
-        if (records != null) {
-            budget.release((long) records.length * Long.BYTES);
-            records = null;
-        }
+        records.close();
     }
 }

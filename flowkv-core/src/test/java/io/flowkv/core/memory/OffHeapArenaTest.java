@@ -1,6 +1,15 @@
 package io.flowkv.core.memory;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -104,6 +113,44 @@ class OffHeapArenaTest {
             b.getBytes(0, out, 0, 50);
             assertThat(out).containsExactly(java.util.Arrays.copyOfRange(data, 10, 60));
         }
+        assertThat(budget.used()).isZero();
+    }
+
+    @Test
+    void shouldKeepAnIoBufferInChargedNativeMemoryThatChannelsUseDirectly(@TempDir Path dir)
+            throws IOException {
+        MemoryBudget budget = new MemoryBudget(1 << 16);
+        Path file = dir.resolve("staged");
+        try (IoBuffer io = IoBuffer.allocate(budget, 4096, "io");
+                FileChannel channel =
+                        FileChannel.open(
+                                file,
+                                StandardOpenOption.CREATE_NEW,
+                                StandardOpenOption.READ,
+                                StandardOpenOption.WRITE)) {
+            assertThat(budget.used()).isEqualTo(4096);
+            ByteBuffer view = io.buffer();
+            assertThat(view.isDirect()).isTrue();
+            assertThat(view.order()).isEqualTo(ByteOrder.BIG_ENDIAN);
+            assertThat(view.position()).isZero();
+            assertThat(view.limit()).isEqualTo(4096);
+            view.order(ByteOrder.LITTLE_ENDIAN).putLong(0x0102030405060708L).putInt(42).flip();
+            assertThat(channel.write(view, 0)).isEqualTo(12);
+            view.clear();
+            assertThat(channel.read(view, 0)).isEqualTo(12);
+            assertThat(view.getLong(0)).isEqualTo(0x0102030405060708L);
+            assertThat(view.getInt(8)).isEqualTo(42);
+        }
+        assertThat(budget.used()).isZero();
+        assertThat(Files.readAllBytes(file)).containsExactly(8, 7, 6, 5, 4, 3, 2, 1, 42, 0, 0, 0);
+    }
+
+    @Test
+    void shouldChargeNothingWhenAnIoBufferDoesNotFit() {
+        MemoryBudget budget = new MemoryBudget(1000);
+        assertThatThrownBy(() -> IoBuffer.allocate(budget, 4096, "spill staging"))
+                .isInstanceOf(MemoryBudgetExceededException.class)
+                .hasMessageContaining("spill staging");
         assertThat(budget.used()).isZero();
     }
 }
