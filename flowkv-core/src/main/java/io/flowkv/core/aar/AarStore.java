@@ -66,7 +66,6 @@ public final class AarStore implements AutoCloseable {
     private final PartitionLoader loader;
     private final PartitionScanner scanner;
     private final int frameTarget;
-    private final long readBufferBytes;
     private long flushLimit;
     private long manifestSequence;
     private Path ownManifest;
@@ -79,9 +78,6 @@ public final class AarStore implements AutoCloseable {
         this.jitter = options.newJitter();
         this.flushLimit = jitter.scale(options.writeBufferBytes());
         this.frameTarget = options.ioBufferBytes() - FrameDescriptor.HEADER_LENGTH;
-        // The frame scanner's heap buffer is as large as the staging buffer; charge it once here.
-        this.readBufferBytes = options.ioBufferBytes();
-        budget.reserve(readBufferBytes, "AAR read buffer");
         WindowTable table = null;
         IoBuffer stagingBuffer = null;
         try {
@@ -92,7 +88,6 @@ public final class AarStore implements AutoCloseable {
             if (table != null) {
                 table.release();
             }
-            budget.release(readBufferBytes);
             throw e;
         }
         this.windows = table;
@@ -540,7 +535,6 @@ public final class AarStore implements AutoCloseable {
                 + buffer.chainIndexBytes()
                 + loader.memoryBytes()
                 + staging.capacity()
-                + readBufferBytes
                 + windows.memoryBytes();
     }
 
@@ -579,7 +573,6 @@ public final class AarStore implements AutoCloseable {
         buffer.close();
         staging.close();
         windows.release();
-        budget.release(readBufferBytes);
         if (failure != null) {
             throw failure;
         }

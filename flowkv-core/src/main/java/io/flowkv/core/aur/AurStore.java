@@ -92,7 +92,6 @@ public final class AurStore implements AutoCloseable {
     private static final int INDEX_FRAME_TARGET = 32 * 1024;
     private static final int SCAN_BUFFER = 64 * 1024;
     private static final int MAX_COALESCED_READ = 256 * 1024;
-    private static final int MIN_READ_BUFFER = 8 * 1024;
     private static final long MAX_TRANSFER = 64L << 20;
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
@@ -161,14 +160,10 @@ public final class AurStore implements AutoCloseable {
     private int requestedId = NO_ID;
 
     private int betCount;
-    private long workReserved;
     private byte[] scratch = new byte[0];
 
     /** A flushed window's key and window bytes, copied out of the stat table. */
     private byte[] keyScratch = new byte[64];
-
-    /** Bytes charged for the index scan now running, 0 when none runs. */
-    private int scanBufferBytes;
 
     private long readClock = Long.MIN_VALUE;
     private long batchStamp;
@@ -747,14 +742,9 @@ public final class AurStore implements AutoCloseable {
             collectChain(requested, true);
             return load(requested, cacheRequested, stamp, consumer);
         }
-        reserveScanBuffer();
-        try {
-            prepareReadBuffer();
-            scanIndex(compact, stamp);
-            return load(requested, cacheRequested, stamp, consumer);
-        } finally {
-            releaseScanBuffer();
-        }
+        prepareReadBuffer();
+        scanIndex(compact, stamp);
+        return load(requested, cacheRequested, stamp, consumer);
     }
 
     /**
@@ -1163,13 +1153,8 @@ public final class AurStore implements AutoCloseable {
     /** Moves every live data frame to a new data log and rewrites the index log, now. */
     public void compact() throws IOException {
         checkOpen();
-        reserveScanBuffer();
-        try {
-            entryCount = 0;
-            scanIndex(true, ++batchStamp);
-        } finally {
-            releaseScanBuffer();
-        }
+        entryCount = 0;
+        scanIndex(true, ++batchStamp);
     }
 
     /**
@@ -1331,7 +1316,7 @@ public final class AurStore implements AutoCloseable {
             throws IOException {
         long scanned = 0;
         for (LogSegment segment : indexSegments) {
-            FrameScanner scanner = segment.reader(io).scanAll(scanBufferBytes);
+            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
             while (scanner.next()) {
                 byte[] buf = scanner.array();
                 int at = scanner.payloadOffset();
@@ -1391,20 +1376,11 @@ public final class AurStore implements AutoCloseable {
         if (!required) {
             return false;
         }
-        // The read buffer is needed only after the entries are known: load() takes back
-        // what it needs, frame by frame if it must.
-        budget.release(scratch.length);
-        workReserved -= scratch.length;
-        scratch = new byte[0];
-        entries = room(entries, needed, entryCount);
-        if (capacityOf(entries) < needed) {
-            throw new MemoryBudgetExceededException(
-                    "AUR entries of the window read",
-                    16L * needed,
-                    budget.available(),
-                    budget.capacity());
-        }
-        return true;
+        throw new MemoryBudgetExceededException(
+                "AUR entries of the window read",
+                16L * needed,
+                budget.available(),
+                budget.capacity());
     }
 
     /**
@@ -1639,15 +1615,6 @@ public final class AurStore implements AutoCloseable {
     /** Visits every live value: per window the flushed ones, then those in the write buffer. */
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
-        reserveScanBuffer();
-        try {
-            forEachReserved(visitor);
-        } finally {
-            releaseScanBuffer();
-        }
-    }
-
-    private void forEachReserved(EntryVisitor visitor) throws IOException {
         IndexEntryDescriptor e = new IndexEntryDescriptor();
         forEachLiveIndexEntry(
                 e,
@@ -1857,7 +1824,7 @@ public final class AurStore implements AutoCloseable {
         liveChainRecords = 0;
         IndexEntryDescriptor e = new IndexEntryDescriptor();
         for (LogSegment segment : indexSegments) {
-            FrameScanner scanner = segment.reader(io).scanAll(scanBufferBytes);
+            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
             while (scanner.next()) {
                 byte[] buf = scanner.array();
                 int at = scanner.payloadOffset();
@@ -1960,7 +1927,6 @@ public final class AurStore implements AutoCloseable {
         return table.memoryBytes()
                 + writeBuffer.reservedBytes()
                 + prefetchUsed
-                + workReserved
                 + (entries == null ? 0 : entries.memoryBytes())
                 + (bets == null ? 0 : bets.memoryBytes())
                 + dataStaging.capacity()
@@ -1974,89 +1940,26 @@ public final class AurStore implements AutoCloseable {
         stats.setDeadBytes(deadBytes);
     }
 
-    private void reserveWork(long bytes) {
-        budget.reserve(bytes, "AUR read buffer");
-        workReserved += bytes;
-    }
-
     /**
-     * The index scan's buffer is charged while a scan runs: {@link #SCAN_BUFFER} bytes when the
-     * budget has them, after a flush if need be; else half of what is left, down to {@link
-     * #MIN_READ_BUFFER}, after the coalesced read buffer is given back. A tight budget makes scans
-     * slower, not impossible.
+     * Coalesced reads go through one heap buffer of {@link #MAX_COALESCED_READ} bytes: values leave
+     * it for the caller's deserializer, which works on the heap. It is not charged to the budget
+     * (which stands for native memory); its size is fixed, whatever the store holds.
      */
-    private void reserveScanBuffer() throws IOException {
-        if (budget.tryReserve(SCAN_BUFFER)) {
-            scanBufferBytes = SCAN_BUFFER;
-            return;
-        }
-        makeRoom();
-        if (scratch.length > 0) {
-            budget.release(scratch.length);
-            workReserved -= scratch.length;
-            scratch = new byte[0];
-        }
-        // Half of what is left: the scan's work arrays need room too.
-        int size = (int) Math.max(MIN_READ_BUFFER, Math.min(SCAN_BUFFER, budget.available() / 2));
-        budget.reserve(size, "AUR index scan buffer");
-        scanBufferBytes = size;
-    }
-
-    private void releaseScanBuffer() {
-        budget.release(scanBufferBytes);
-        scanBufferBytes = 0;
-    }
-
-    /**
-     * Coalesced reads go through one buffer of up to {@link #MAX_COALESCED_READ} bytes; with less
-     * budget they are simply shorter.
-     */
-    private void prepareReadBuffer() throws IOException {
+    private void prepareReadBuffer() {
         if (scratch.length < MAX_COALESCED_READ) {
-            long delta = MAX_COALESCED_READ - scratch.length;
-            if (budget.tryReserve(delta)) {
-                workReserved += delta;
-                scratch = new byte[MAX_COALESCED_READ];
-            } else {
-                ensureScratchOrMakeRoom(MIN_READ_BUFFER);
-            }
-        }
-    }
-
-    private void ensureScratchOrMakeRoom(int length) throws IOException {
-        if (scratch.length >= length) {
-            return;
-        }
-        long delta = length - scratch.length;
-        if (!budget.tryReserve(delta)) {
-            makeRoom();
-            budget.reserve(delta, "AUR read buffer");
-        }
-        workReserved += delta;
-        scratch = new byte[length];
-    }
-
-    /** A budget refusal means flush (and drop bets), never allocate anyway. */
-    private void makeRoom() throws IOException {
-        evictAllPrefetched();
-        if (dirtyCount > 0) {
-            flush();
+            scratch = new byte[MAX_COALESCED_READ];
         }
     }
 
     private void ensureScratch(int length) {
         if (scratch.length < length) {
-            int capacity = Math.max(length, Math.min(MAX_COALESCED_READ, scratch.length * 2));
-            reserveWork(capacity - scratch.length);
-            scratch = new byte[capacity];
+            scratch = new byte[Math.max(length, Math.min(MAX_COALESCED_READ, scratch.length * 2))];
         }
     }
 
-    /** A frame larger than a coalesced read needed a big scratch array: give it back. */
+    /** A frame larger than a coalesced read needed a big scratch array: let it go. */
     private void shrinkScratch() {
         if (scratch.length > MAX_COALESCED_READ) {
-            budget.release(scratch.length);
-            workReserved -= scratch.length;
             scratch = new byte[0];
         }
     }
@@ -2102,8 +2005,6 @@ public final class AurStore implements AutoCloseable {
         chains.close();
         table.release();
         writeBuffer.close();
-        budget.release(workReserved);
-        workReserved = 0;
         if (entries != null) {
             entries.close();
         }

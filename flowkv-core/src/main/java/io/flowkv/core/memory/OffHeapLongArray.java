@@ -69,15 +69,6 @@ public final class OffHeapLongArray implements AutoCloseable {
         return true;
     }
 
-    /** Like {@link #tryGrow}, but throws naming {@code purpose} when the budget refuses. */
-    public void grow(long needed, long keep, String purpose) {
-        if (!tryGrow(needed, keep)) {
-            long bytes = Math.max(needed, capacity * 2) * Long.BYTES;
-            throw new MemoryBudgetExceededException(
-                    purpose, bytes, budget.available(), budget.capacity());
-        }
-    }
-
     /** Native bytes held from the budget. */
     public long memoryBytes() {
         return memory.isClosed() ? 0 : capacity * Long.BYTES;

@@ -7,7 +7,6 @@ import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.FrameScanner;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.LogReader;
-import io.flowkv.core.memory.MemoryBudget;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -15,10 +14,10 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * Reads the entries of one sorted run file in order, a block at a time, through one read buffer
- * counted in {@code budget}: the file's size, but at most {@link #MAX_READ_BUFFER} bytes. Every
- * block's checksum is verified when it is read, and elements must ascend strictly; anything else is
- * a {@link CorruptLogException} naming the file and the block's offset.
+ * Reads the entries of one sorted run file in order, a block at a time, through one heap read
+ * buffer: the file's size, but at most {@link #MAX_READ_BUFFER} bytes. Every block's checksum is
+ * verified when it is read, and elements must ascend strictly; anything else is a {@link
+ * CorruptLogException} naming the file and the block's offset.
  *
  * <p>{@link #head()} is the current element and {@link #headRecord()} its record. A failed {@link
  * #advance()} leaves the head where it was and reads the same block again when retried, so a caller
@@ -29,11 +28,9 @@ final class RunCursor implements Closeable {
     static final int MAX_READ_BUFFER = 16 << 10;
 
     private final FileIo io;
-    private final MemoryBudget budget;
     private final Path file;
     private final long runId;
     private final long size;
-    private final int reserved;
     private final LogReader reader;
     private FrameScanner frames;
 
@@ -61,20 +58,11 @@ final class RunCursor implements Closeable {
     private boolean closed;
 
     private RunCursor(
-            FileIo io,
-            MemoryBudget budget,
-            Path file,
-            long runId,
-            long size,
-            int reserved,
-            LogReader reader,
-            FrameScanner frames) {
+            FileIo io, Path file, long runId, long size, LogReader reader, FrameScanner frames) {
         this.io = io;
-        this.budget = budget;
         this.file = file;
         this.runId = runId;
         this.size = size;
-        this.reserved = reserved;
         this.reader = reader;
         this.frames = frames;
     }
@@ -83,17 +71,8 @@ final class RunCursor implements Closeable {
      * Opens the run {@code file} of {@code size} bytes at the element {@code skip} of the block at
      * {@code blockOffset}; {@link #head()} is null if that is the end of the run.
      */
-    static RunCursor open(
-            FileIo io,
-            MemoryBudget budget,
-            Path file,
-            long runId,
-            long size,
-            long blockOffset,
-            int skip)
+    static RunCursor open(FileIo io, Path file, long runId, long size, long blockOffset, int skip)
             throws IOException {
-        int bufferSize = (int) Math.max(64, Math.min(MAX_READ_BUFFER, size - LogFileHeader.LENGTH));
-        budget.reserve(bufferSize, "sorted run read buffer");
         LogReader reader = null;
         try {
             reader = LogReader.open(io, file, FileType.SORTED_RUN, size);
@@ -104,13 +83,11 @@ final class RunCursor implements Closeable {
             RunCursor cursor =
                     new RunCursor(
                             io,
-                            budget,
                             file,
                             runId,
                             size,
-                            bufferSize,
                             reader,
-                            reader.scan(blockOffset, size, bufferSize));
+                            reader.scan(blockOffset, size, bufferSize(size)));
             cursor.nextFrameOffset = blockOffset;
             cursor.start(skip);
             return cursor;
@@ -122,9 +99,12 @@ final class RunCursor implements Closeable {
                     e.addSuppressed(closing);
                 }
             }
-            budget.release(bufferSize);
             throw e;
         }
+    }
+
+    private static int bufferSize(long size) {
+        return (int) Math.max(64, Math.min(MAX_READ_BUFFER, size - LogFileHeader.LENGTH));
     }
 
     /** A second cursor over the same run, at the same head; this one does not move. */
@@ -132,7 +112,7 @@ final class RunCursor implements Closeable {
         if (head == null) {
             throw new IllegalStateException("run " + file + " is exhausted");
         }
-        return open(io, budget, file, runId, size, blockOffset, entryIndex);
+        return open(io, file, runId, size, blockOffset, entryIndex);
     }
 
     private void start(int skip) throws IOException {
@@ -193,7 +173,7 @@ final class RunCursor implements Closeable {
      */
     private boolean nextFrame() throws IOException {
         if (rescan) {
-            frames = reader.scan(nextFrameOffset, size, reserved);
+            frames = reader.scan(nextFrameOffset, size, bufferSize(size));
             rescan = false;
         }
         try {
@@ -254,18 +234,12 @@ final class RunCursor implements Closeable {
         return new CorruptLogException(file, blockOffset, problem);
     }
 
-    /** Bytes this cursor holds from the budget. */
-    int reservedBytes() {
-        return closed ? 0 : reserved;
-    }
-
     @Override
     public void close() throws IOException {
         if (closed) {
             return;
         }
         closed = true;
-        budget.release(reserved);
         reader.close();
     }
 }

@@ -127,12 +127,6 @@ public final class SortedQueueStore implements AutoCloseable {
     private static final Comparator<SortedRun> RUN_BY_HEAD =
             (a, b) -> Arrays.compareUnsigned(a.cursor().head(), b.cursor().head());
 
-    /**
-     * Run read buffers are counted here, not in the store's budget: they are small heap buffers
-     * whose number grows with the log of the store, and refusing one would fail a poll.
-     */
-    private static final MemoryBudget READ_BUFFERS = new MemoryBudget(Long.MAX_VALUE);
-
     private final Path directory;
     private final FileIo io;
     private final long memtableLimit;
@@ -614,7 +608,7 @@ public final class SortedQueueStore implements AutoCloseable {
     private SortedRun openRun(long id, int tier, Path file, long fileSize) throws IOException {
         RunCursor cursor;
         try {
-            cursor = RunCursor.open(io, READ_BUFFERS, file, id, fileSize, LogFileHeader.LENGTH, 0);
+            cursor = RunCursor.open(io, file, id, fileSize, LogFileHeader.LENGTH, 0);
         } catch (IOException | RuntimeException e) {
             IoFailures.deleteQuietly(io, file, e);
             throw e;

@@ -5,7 +5,6 @@ import io.flowkv.core.StoreStats;
 import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.Positions;
-import io.flowkv.core.memory.MemoryBudget;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -25,7 +24,8 @@ import static io.flowkv.core.rmw.RmwRecordDescriptor.HEADER;
  *             key, namespace, value] ...           (FrameDescriptor, RmwRecordDescriptor)
  * </pre>
  *
- * The buffer is a heap array charged to the budget; it grows to the largest frame read.
+ * The buffer is a heap array, not charged to the budget (which stands for native memory): it grows
+ * to the largest frame read, a value that leaves it for the caller's deserializer on the heap.
  */
 final class RmwFrameReader {
     /** First read of a point lookup: covers a typical small frame in one system call. */
@@ -34,25 +34,19 @@ final class RmwFrameReader {
     private static final long NONE = Positions.NONE;
 
     private final RmwValueLog log;
-    private final MemoryBudget budget;
     private final StoreStats stats;
 
     private byte[] frame;
     private ByteBuffer view;
-    private long reserved;
 
     /** Position of the verified frame now in {@link #frame}, or NONE. */
     private long position = NONE;
 
     private int length;
 
-    /** Reserves the initial buffer from {@code budget}; may throw before anything is held. */
-    RmwFrameReader(RmwValueLog log, MemoryBudget budget, StoreStats stats) {
+    RmwFrameReader(RmwValueLog log, StoreStats stats) {
         this.log = log;
-        this.budget = budget;
         this.stats = stats;
-        budget.reserve(FIRST_READ * 8, "RMW read buffer");
-        this.reserved = FIRST_READ * 8;
         this.frame = new byte[FIRST_READ * 8];
         this.view = ByteBuffer.wrap(frame);
     }
@@ -146,20 +140,7 @@ final class RmwFrameReader {
             return;
         }
         int bigger = Math.max(need, (int) Math.min(Integer.MAX_VALUE - 8, 2L * frame.length));
-        budget.reserve(bigger - reserved, "RMW read buffer");
-        reserved = bigger;
         frame = Arrays.copyOf(frame, bigger);
         view = ByteBuffer.wrap(frame);
-    }
-
-    /** Bytes held from the budget. */
-    long reservedBytes() {
-        return reserved;
-    }
-
-    /** Returns the buffer's bytes to the budget. */
-    void release() {
-        budget.release(reserved);
-        reserved = 0;
     }
 }

@@ -155,7 +155,7 @@ public final class RmwStore implements AutoCloseable {
                             1024);
             stage = IoBuffer.allocate(budget, options.ioBufferBytes(), "RMW staging buffer");
             valueLog = new RmwValueLog(io, directory, stage, options.segmentRollBytes());
-            reader = new RmwFrameReader(valueLog, budget, stats);
+            reader = new RmwFrameReader(valueLog, stats);
         } catch (RuntimeException e) {
             if (stage != null) {
                 stage.close();
@@ -789,10 +789,7 @@ public final class RmwStore implements AutoCloseable {
 
     /** Bytes this store holds from its budget. */
     public long memoryUsed() {
-        return buffer.memoryBytes()
-                + index.memoryBytes()
-                + staging.capacity()
-                + frames.reservedBytes();
+        return buffer.memoryBytes() + index.memoryBytes() + staging.capacity();
     }
 
     public RmwStoreOptions options() {
@@ -820,7 +817,6 @@ public final class RmwStore implements AutoCloseable {
             failure = chain(failure, e.getCause());
         }
         staging.close();
-        frames.release();
         if (failure != null) {
             throw failure;
         }
