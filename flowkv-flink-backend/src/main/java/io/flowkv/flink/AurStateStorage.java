@@ -6,6 +6,7 @@ import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.aur.AurStore;
 import io.flowkv.core.aur.AurStoreOptions;
+import io.flowkv.core.aur.TriggerTimePredictor;
 import io.flowkv.core.memory.MemoryBudget;
 
 import java.io.IOException;
@@ -25,6 +26,7 @@ final class AurStateStorage extends ListStorage<AurStore> {
             Path dir,
             MemoryBudget budget,
             FlowKVSettings settings,
+            TriggerTimePredictor predictor,
             int keyGroupPrefixBytes,
             long seed,
             List<Path> manifests)
@@ -38,6 +40,7 @@ final class AurStateStorage extends ListStorage<AurStore> {
                             AurStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
                                     .fileIo(StoreFileIo.current())
                                     .readBatchRatio(settings.readBatchRatio())
+                                    .predictor(predictor)
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
                                     .writeBufferLimit(
                                             settings.writeBufferBytes(budget.capacity(), 2 * n))

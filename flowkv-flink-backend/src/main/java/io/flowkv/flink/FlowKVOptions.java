@@ -13,6 +13,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Every option of the FlowKV state backend, under {@code state.backend.flowkv.*}. {@link
@@ -20,6 +21,9 @@ import java.util.Map;
  * fails before any task starts, naming the key, the value and the allowed range.
  */
 public final class FlowKVOptions {
+    private static final Pattern JAVA_CLASS_NAME =
+            Pattern.compile("[\\p{L}_$][\\p{L}\\p{N}_$]*(\\.[\\p{L}_$][\\p{L}\\p{N}_$]*)*");
+
     private FlowKVOptions() {}
 
     public static final ConfigOption<MemorySize> WRITE_BUFFER_SIZE =
@@ -94,6 +98,22 @@ public final class FlowKVOptions {
                                     + "operator name or uid to AAR, AUR, RMW or GENERIC, e.g. "
                                     + "'window-q7:AUR,my-join:GENERIC'.");
 
+    public static final ConfigOption<Map<String, String>> TRIGGER_TIME_PREDICTOR =
+            ConfigOptions.key("state.backend.flowkv.trigger-time-predictor")
+                    .mapType()
+                    .defaultValue(Collections.emptyMap())
+                    .withDescription(
+                            "Per-operator estimate of when AUR windows fire: a map from operator "
+                                    + "name or uid to the class name of an "
+                                    + "io.flowkv.core.aur.TriggerTimePredictor with a public "
+                                    + "no-argument constructor, loaded from the job's class path, "
+                                    + "e.g. 'sessions:com.acme.ShiftEndPredictor'. It replaces the "
+                                    + "default estimate (largest timestamp + session gap for "
+                                    + "TimeWindow windows, none otherwise) for that operator's AUR "
+                                    + "states; trigger times known from timers or from the merging "
+                                    + "window set still win. One instance per operator subtask, "
+                                    + "called from the task thread only.");
+
     /** Where a keyed backend keeps Flink's timers. */
     public enum TimerService {
         /** On the Java heap, as Flink's HashMap backend does: fastest while timers fit the heap. */
@@ -162,6 +182,14 @@ public final class FlowKVOptions {
                         PATTERN_OVERRIDE,
                         e.getKey() + ":" + e.getValue(),
                         "operator:AAR|AUR|RMW|GENERIC");
+            }
+        }
+        for (Map.Entry<String, String> e : config.get(TRIGGER_TIME_PREDICTOR).entrySet()) {
+            if (e.getKey().isBlank() || !JAVA_CLASS_NAME.matcher(e.getValue()).matches()) {
+                throw bad(
+                        TRIGGER_TIME_PREDICTOR,
+                        e.getKey() + ":" + e.getValue(),
+                        "operator:fully.qualified.ClassName");
             }
         }
     }

@@ -18,6 +18,7 @@ record FlowKVSettings(
         int partitions,
         List<String> localDirectories,
         Map<String, String> patternOverrides,
+        Map<String, String> triggerTimePredictors,
         FlowKVOptions.TimerService timerService)
         implements Serializable {
     /** {@code writeBufferBytes} or {@code indexCacheBytes} unset: derive from the budget. */
@@ -26,6 +27,8 @@ record FlowKVSettings(
     FlowKVSettings {
         localDirectories = localDirectories == null ? List.of() : List.copyOf(localDirectories);
         patternOverrides = patternOverrides == null ? Map.of() : Map.copyOf(patternOverrides);
+        triggerTimePredictors =
+                triggerTimePredictors == null ? Map.of() : Map.copyOf(triggerTimePredictors);
     }
 
     /** The write buffer of one store instance when the budget is shared by {@code stores}. */

@@ -1,5 +1,6 @@
 package io.flowkv.flink;
 
+import io.flowkv.core.aur.TriggerTimePredictor;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.apache.flink.api.common.JobID;
@@ -110,6 +111,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.PARTITIONS),
                 config.getOptional(FlowKVOptions.LOCAL_DIRECTORIES).orElse(List.of()),
                 config.get(FlowKVOptions.PATTERN_OVERRIDE),
+                config.get(FlowKVOptions.TRIGGER_TIME_PREDICTOR),
                 config.get(FlowKVOptions.TIMER_SERVICE));
     }
 
@@ -207,7 +209,16 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         int keyGroupPrefixBytes =
                 CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
                         numberOfKeyGroups);
-        StorePattern override = patternOverride(env, operatorIdentifier, userClassLoader);
+        String override =
+                operatorSetting(
+                        settings.patternOverrides(), env, operatorIdentifier, userClassLoader);
+        String predictorClass =
+                operatorSetting(
+                        settings.triggerTimePredictors(), env, operatorIdentifier, userClassLoader);
+        TriggerTimePredictor predictor =
+                predictorClass == null
+                        ? TriggerTimePredictor.sessionGap()
+                        : loadPredictor(predictorClass, operatorIdentifier, userClassLoader);
         LinkedHashMap<String, RegisteredState> states = new LinkedHashMap<>();
         Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();
         HeapPriorityQueueSetFactory queueFactory =
@@ -227,8 +238,9 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                                 settings,
                                 parameters.getKeyGroupRange(),
                                 keyGroupPrefixBytes,
-                                seed),
-                        override,
+                                seed,
+                                predictor),
+                        override == null ? null : StorePattern.parse(override),
                         states);
 
         StateSerializerProvider<K> keySerializerProvider =
@@ -333,12 +345,15 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
     }
 
     /**
-     * The override configured for this operator: an entry of {@code pattern-override} whose key is
-     * the operator's uid (matched through the operator id Flink derives from it) or its name.
+     * The value a per-operator option ({@code pattern-override}, {@code trigger-time-predictor})
+     * gives this operator: the entry whose key is the operator's uid (matched through the operator
+     * id Flink derives from it) or its name; null if none.
      */
-    private StorePattern patternOverride(
-            Environment env, String operatorIdentifier, ClassLoader userClassLoader) {
-        Map<String, String> overrides = settings.patternOverrides();
+    private static String operatorSetting(
+            Map<String, String> overrides,
+            Environment env,
+            String operatorIdentifier,
+            ClassLoader userClassLoader) {
         if (overrides.isEmpty()) {
             return null;
         }
@@ -350,10 +365,45 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                     new OperatorID(StreamGraphHasherV2.generateUserSpecifiedHash(e.getKey()))
                             .toHexString();
             if (e.getKey().equals(operatorName) || uidHash.equals(operatorId)) {
-                return StorePattern.parse(e.getValue());
+                return e.getValue();
             }
         }
         return null;
+    }
+
+    /** An instance of the configured predictor class, or a failure naming option and class. */
+    private static TriggerTimePredictor loadPredictor(
+            String className, String operatorIdentifier, ClassLoader userClassLoader)
+            throws BackendBuildingException {
+        String what =
+                "'"
+                        + FlowKVOptions.TRIGGER_TIME_PREDICTOR.key()
+                        + "' names "
+                        + className
+                        + " for "
+                        + operatorIdentifier
+                        + ", but ";
+        Class<?> type;
+        try {
+            type = Class.forName(className, true, userClassLoader);
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw new BackendBuildingException(what + "it cannot be loaded: " + e, e);
+        }
+        if (!TriggerTimePredictor.class.isAssignableFrom(type)) {
+            throw new BackendBuildingException(
+                    what + "it does not implement " + TriggerTimePredictor.class.getName());
+        }
+        try {
+            TriggerTimePredictor predictor =
+                    (TriggerTimePredictor) type.getConstructor().newInstance();
+            LOG.info("FlowKV {}: AUR trigger times estimated by {}", operatorIdentifier, className);
+            return predictor;
+        } catch (NoSuchMethodException e) {
+            throw new BackendBuildingException(
+                    what + "it has no public no-argument constructor", e);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new BackendBuildingException(what + "its constructor failed: " + e, e);
+        }
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.flowkv.flink;
 
+import io.flowkv.core.aur.TriggerTimePredictor;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -21,6 +22,7 @@ final class StorageFactory {
     private final KeyGroupRange keyGroups;
     private final int keyGroupPrefixBytes;
     private final long seed;
+    private final TriggerTimePredictor predictor;
 
     StorageFactory(
             Path baseDirectory,
@@ -28,13 +30,15 @@ final class StorageFactory {
             FlowKVSettings settings,
             KeyGroupRange keyGroups,
             int keyGroupPrefixBytes,
-            long seed) {
+            long seed,
+            TriggerTimePredictor predictor) {
         this.baseDirectory = baseDirectory;
         this.budget = budget;
         this.settings = settings;
         this.keyGroups = keyGroups;
         this.keyGroupPrefixBytes = keyGroupPrefixBytes;
         this.seed = seed;
+        this.predictor = predictor;
     }
 
     MemoryBudget budget() {
@@ -89,7 +93,13 @@ final class StorageFactory {
                         dir, budget, settings, range, keyGroupPrefixBytes, stateSeed, manifests);
             case AUR:
                 return new AurStateStorage(
-                        dir, budget, settings, keyGroupPrefixBytes, stateSeed, manifests);
+                        dir,
+                        budget,
+                        settings,
+                        predictor,
+                        keyGroupPrefixBytes,
+                        stateSeed,
+                        manifests);
             case RMW:
             case GENERIC:
                 return new RmwStateStorage(

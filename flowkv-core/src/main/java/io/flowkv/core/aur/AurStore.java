@@ -252,7 +252,8 @@ public final class AurStore implements AutoCloseable {
         int length = value.length;
         ensureDirtyRoom();
         int id = table.find(key, window);
-        if (id == NO_ID) {
+        boolean inserted = id == NO_ID;
+        if (inserted) {
             id = insertMakingRoom(key, window);
         }
         long record = allocateRecord(RECORD_HEADER + length);
@@ -268,10 +269,16 @@ public final class AurStore implements AutoCloseable {
         table.setWriteTail(id, record);
         table.setValueCount(id, table.valueCount(id) + 1);
         table.setFlags(id, table.flags(id) & ~SERVED);
-        if (timestamp > table.maxTimestamp(id)) {
+        boolean later = timestamp > table.maxTimestamp(id);
+        if (later) {
             table.setMaxTimestamp(id, timestamp);
-            if ((table.flags(id) & EXPLICIT_ETT) == 0) {
-                updateEtt(id, predictor.estimate(window, timestamp));
+        }
+        // A new window is estimated even without a timestamp: a predictor may know its trigger
+        // time from the window alone.
+        if ((later || inserted) && (table.flags(id) & EXPLICIT_ETT) == 0) {
+            long ett = predictor.estimate(window, table.maxTimestamp(id));
+            if (ett != table.ett(id)) {
+                updateEtt(id, ett);
             }
         }
         stats.addAppended(length);
