@@ -8,9 +8,10 @@
 #     each job must finish, complete checkpoints, have the embedded run's output count and
 #     checksum, and the TaskManager logs must show FlowKV's store choice for each subtask, from
 #     the lib/ jar;
-#  4. a savepoint of a running Q7 job (one-hour windows, so that nothing is emitted before the end
-#     of input), cancel, and `run -s` at parallelism 3: the resumed job's result must equal the
-#     embedded run's;
+#  4. while a Q7 job with one-hour windows runs (nothing is emitted before the end of input),
+#     FlowKV's metrics read through the REST API must move (flowkv.window-contents.bytes-appended
+#     grows, each subtask's budget used stays within its capacity); then a savepoint of that job,
+#     cancel, and `run -s` at parallelism 3: the resumed job's result must equal the embedded run's;
 #  5. the cluster stops and no process of it is left.
 #
 # The cluster lives in build/flink-cluster-e2e/ on REST port 18081 and RPC port 16123
@@ -103,6 +104,40 @@ job_state() {
 # Runs a query on the cluster (attached) and checks it against the embedded reference; the
 # options of `flink run` itself (before the jar) are in run_opts.
 run_opts=()
+# FlowKV's metrics as an operator of the cluster reads them, through the REST API of a running
+# job: the window state's bytes-appended (summed over subtasks) must grow between two reads, and
+# every subtask's budget-used-bytes must stay within its budget-capacity-bytes.
+flowkv_metrics() { # job id -> "appended used-1 capacity-1 used-2 capacity-2 ..." (empty if none yet)
+    local jid="$1" vid ids
+    for vid in $(rest "/jobs/$jid" | json '" ".join(v["id"] for v in d["vertices"])'); do
+        ids="$(rest "/jobs/$jid/vertices/$vid/metrics" | json '",".join(sorted(m["id"] for m in d if m["id"].endswith((".flowkv.window-contents.bytes-appended", ".flowkv.budget-used-bytes", ".flowkv.budget-capacity-bytes"))))')"
+        [[ "$ids" == *window-contents.bytes-appended* ]] || continue
+        rest "/jobs/$jid/vertices/$vid/metrics?get=$ids" | json '" ".join([str(sum(int(float(m["value"])) for m in d if m["id"].endswith("bytes-appended")))] + [str(int(float(m["value"]))) for m in sorted(d, key=lambda m: m["id"]) if "budget" in m["id"]])'
+        return
+    done
+}
+check_flowkv_metrics() {
+    local jid="$1" first="" second="" i
+    for _ in $(seq 1 40); do
+        first="$(flowkv_metrics "$jid")"
+        [[ -n "$first" ]] && break
+        sleep 0.5
+    done
+    [[ -n "$first" ]] || fail "job $jid reports no flowkv.window-contents.bytes-appended metric through REST"
+    sleep 3
+    second="$(flowkv_metrics "$jid")"
+    read -r -a a <<< "$first"
+    read -r -a b <<< "$second"
+    [[ "${b[0]}" -gt "${a[0]}" ]] \
+        || fail "flowkv.window-contents.bytes-appended did not grow while job $jid ran: ${a[0]} -> ${b[0]}"
+    # Sorted ids put each subtask's budget-capacity-bytes right before its budget-used-bytes.
+    for ((i = 1; i + 1 < ${#b[@]}; i += 2)); do
+        [[ "${b[i + 1]}" -le "${b[i]}" ]] || fail "budget-used-bytes ${b[i + 1]} > budget-capacity-bytes ${b[i]} in job $jid"
+    done
+    [[ ${#b[@]} -ge 3 ]] || fail "no flowkv.budget-* metrics through REST for job $jid"
+    step "metrics through REST: flowkv.window-contents.bytes-appended ${a[0]} -> ${b[0]} bytes, budget used within capacity on $(((${#b[@]} - 1) / 2)) subtasks"
+}
+
 require_checkpoints=1
 check_cluster_run() {
     local name="$1" pattern="$2" expected_stores="$3" reference="$4"
@@ -178,7 +213,7 @@ for _ in $(seq 1 120); do
 done
 [[ -n "$jid" && "$(job_state "$jid")" == RUNNING ]] || fail "the job to savepoint did not start running"
 # Let the windows fill: the savepoint then carries buffered bids of every subtask.
-sleep 4
+check_flowkv_metrics "$jid"
 scripts/flink savepoint "$jid" > "$work/savepoint.out" 2>&1 \
     || fail "scripts/flink savepoint $jid failed (see $work/savepoint.out)"
 savepoint="$(sed -n 's/^Savepoint completed. Path: \(.*\)$/\1/p' "$work/savepoint.out")"

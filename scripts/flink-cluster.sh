@@ -141,6 +141,10 @@ parallelism:
 io:
   tmp:
     dirs: $cluster_dir/tmp
+# The REST API's metric values are refreshed every second (Flink's default: 10 s).
+metrics:
+  fetcher:
+    update-interval: 1000
 
 # FlowKV, installed in lib/ (flowkv-flink-dist's shaded jar).
 state:

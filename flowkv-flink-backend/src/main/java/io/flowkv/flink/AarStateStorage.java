@@ -91,6 +91,11 @@ final class AarStateStorage extends ListStorage<AarStore> {
     }
 
     @Override
+    protected long memoryOf(AarStore instance) {
+        return instance.memoryUsed();
+    }
+
+    @Override
     protected StoreStats statsOf(AarStore instance) {
         return instance.stats();
     }

@@ -99,6 +99,11 @@ final class AurStateStorage extends ListStorage<AurStore> {
     }
 
     @Override
+    protected long memoryOf(AurStore instance) {
+        return instance.memoryUsed();
+    }
+
+    @Override
     protected StoreStats statsOf(AurStore instance) {
         return instance.stats();
     }

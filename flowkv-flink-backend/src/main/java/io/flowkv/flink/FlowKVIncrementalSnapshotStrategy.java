@@ -96,6 +96,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
     private final boolean reuseConfirmedFiles;
+    private final FlowKVMetrics metrics;
 
     FlowKVIncrementalSnapshotStrategy(
             FlowKVKeyedStateBackend<K> backend,
@@ -105,7 +106,8 @@ final class FlowKVIncrementalSnapshotStrategy<K>
             UUID backendIdentifier,
             UploadedFiles uploads,
             LocalRecoveryConfig localRecovery,
-            boolean reuseConfirmedFiles) {
+            boolean reuseConfirmedFiles,
+            FlowKVMetrics metrics) {
         this.backend = backend;
         this.keySerializer = keySerializer;
         this.keyGroupRange = keyGroupRange;
@@ -114,6 +116,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
         this.uploads = uploads;
         this.localRecovery = localRecovery;
         this.reuseConfirmedFiles = reuseConfirmedFiles;
+        this.metrics = metrics;
     }
 
     /** A sealed file this checkpoint uploads: its link in the snapshot directory. */
@@ -352,6 +355,11 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                 reusedHandles.add(file.handle());
             }
             streamFactory.reusePreviousStateHandle(reusedHandles);
+            long reusedBytes = 0;
+            for (UploadedFiles.SharedFile file : resources.reused.values()) {
+                reusedBytes += file.length();
+            }
+            metrics.checkpointUploaded(uploadedBytes + metadata.length, reusedBytes);
             uploads.recorded(checkpointId, files);
             LOG.debug(
                     "FlowKV incremental checkpoint {}: {} files, {} uploaded ({} bytes), {} reused",

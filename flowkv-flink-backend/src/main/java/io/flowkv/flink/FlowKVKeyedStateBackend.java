@@ -73,6 +73,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     private static final Logger LOG = LoggerFactory.getLogger(FlowKVKeyedStateBackend.class);
 
     private final String operatorIdentifier;
+    private final FlowKVMetrics metrics;
     private final StoreBinder binder;
     private final int keyGroupPrefixBytes;
     private final LinkedHashMap<String, RegisteredState> states;
@@ -104,7 +105,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             AutoCloseable memoryLease,
             boolean incrementalCheckpoints,
             UploadedFiles uploads,
-            LocalRecoveryConfig localRecovery) {
+            LocalRecoveryConfig localRecovery,
+            FlowKVMetrics metrics) {
         super(
                 kvStateRegistry,
                 keySerializer,
@@ -127,6 +129,10 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         this.incrementalCheckpoints = incrementalCheckpoints;
         this.uploads = uploads;
         this.localRecovery = localRecovery;
+        this.metrics = metrics;
+        for (RegisteredState restored : restoredStates.values()) {
+            metrics.register(restored);
+        }
         this.snapshotStrategy =
                 new FlowKVSnapshotStrategy<>(
                         this,
@@ -197,6 +203,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                             StateSnapshotTransformFactory.noTransform());
             registered = new RegisteredState(states.size(), metaInfo);
             states.put(stateDesc.getName(), registered);
+            metrics.register(registered);
         } else {
             metaInfo = updateMetaInfo(registered, stateDesc, namespaceSerializer);
         }
@@ -701,7 +708,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                                     backendIdentifier,
                                     uploads,
                                     localRecovery,
-                                    reuse),
+                                    reuse,
+                                    metrics),
                             cancelStreamRegistry,
                             org.apache.flink.runtime.state.SnapshotExecutionType.ASYNCHRONOUS)
                     .snapshot(checkpointId, timestamp, streamFactory, checkpointOptions);

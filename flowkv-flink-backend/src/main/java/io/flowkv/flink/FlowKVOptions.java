@@ -114,6 +114,48 @@ public final class FlowKVOptions {
                                     + "window set still win. One instance per operator subtask, "
                                     + "called from the task thread only.");
 
+    public static final ConfigOption<Boolean> METRICS_MEMORY =
+            metricsOption(
+                    "memory",
+                    "flowkv.budget-used-bytes, flowkv.budget-capacity-bytes (the slot's FlowKV budget) and "
+                            + "per state flowkv.<state>.memory-bytes (budget bytes its stores hold)");
+
+    public static final ConfigOption<Boolean> METRICS_SPACE =
+            metricsOption(
+                    "space",
+                    "per state live-bytes, dead-bytes, disk-bytes and space-amplification of its files");
+
+    public static final ConfigOption<Boolean> METRICS_IO =
+            metricsOption(
+                    "io",
+                    "per state bytes-appended, bytes-flushed, bytes-read, flushes, compactions and "
+                            + "compaction-bytes-written");
+
+    public static final ConfigOption<Boolean> METRICS_READS =
+            metricsOption(
+                    "reads",
+                    "per state prefetch-hits, prefetch-misses, prefetch-hit-ratio, prefetch-loaded-bytes "
+                            + "(AUR), partitions-streamed (AAR), index-page-reads, index-page-writes "
+                            + "(paged indexes), index-scans and chain-reads (AUR)");
+
+    public static final ConfigOption<Boolean> METRICS_CHECKPOINTS =
+            metricsOption(
+                    "checkpoints",
+                    "flowkv.checkpoint-uploaded-bytes and flowkv.checkpoint-reused-bytes of the last "
+                            + "incremental checkpoint, flowkv.checkpoints-uploaded, flowkv.restore-millis "
+                            + "(-1 before a restore)");
+
+    private static ConfigOption<Boolean> metricsOption(String group, String metrics) {
+        return ConfigOptions.key("state.backend.flowkv.metrics." + group)
+                .booleanType()
+                .defaultValue(true)
+                .withDescription(
+                        "Whether to report these metrics under the operator's metric group: "
+                                + metrics
+                                + ". They are gauges over counters the stores keep anyway, so "
+                                + "they cost nothing on the state access path.");
+    }
+
     /** Where a keyed backend keeps Flink's timers. */
     public enum TimerService {
         /** On the Java heap, as Flink's HashMap backend does: fastest while timers fit the heap. */

@@ -5,6 +5,7 @@ import io.flowkv.core.index.PagedHashIndex;
 import java.io.Serializable;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The resolved {@code state.backend.flowkv.*} settings a backend instance carries to the
@@ -19,7 +20,8 @@ record FlowKVSettings(
         List<String> localDirectories,
         Map<String, String> patternOverrides,
         Map<String, String> triggerTimePredictors,
-        FlowKVOptions.TimerService timerService)
+        FlowKVOptions.TimerService timerService,
+        Set<FlowKVMetrics.Group> metricGroups)
         implements Serializable {
     /** {@code writeBufferBytes} or {@code indexCacheBytes} unset: derive from the budget. */
     static final long DERIVED = -1;
@@ -29,6 +31,7 @@ record FlowKVSettings(
         patternOverrides = patternOverrides == null ? Map.of() : Map.copyOf(patternOverrides);
         triggerTimePredictors =
                 triggerTimePredictors == null ? Map.of() : Map.copyOf(triggerTimePredictors);
+        metricGroups = metricGroups == null ? Set.of() : Set.copyOf(metricGroups);
     }
 
     /** The write buffer of one store instance when the budget is shared by {@code stores}. */

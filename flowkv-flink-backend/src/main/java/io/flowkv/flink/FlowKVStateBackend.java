@@ -38,10 +38,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -97,6 +99,26 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
     }
 
+    private static Set<FlowKVMetrics.Group> metricGroups(ReadableConfig config) {
+        Set<FlowKVMetrics.Group> groups = EnumSet.noneOf(FlowKVMetrics.Group.class);
+        if (config.get(FlowKVOptions.METRICS_MEMORY)) {
+            groups.add(FlowKVMetrics.Group.MEMORY);
+        }
+        if (config.get(FlowKVOptions.METRICS_SPACE)) {
+            groups.add(FlowKVMetrics.Group.SPACE);
+        }
+        if (config.get(FlowKVOptions.METRICS_IO)) {
+            groups.add(FlowKVMetrics.Group.IO);
+        }
+        if (config.get(FlowKVOptions.METRICS_READS)) {
+            groups.add(FlowKVMetrics.Group.READS);
+        }
+        if (config.get(FlowKVOptions.METRICS_CHECKPOINTS)) {
+            groups.add(FlowKVMetrics.Group.CHECKPOINTS);
+        }
+        return groups;
+    }
+
     static FlowKVSettings settingsFrom(ReadableConfig config) {
         FlowKVOptions.validate(config);
         return new FlowKVSettings(
@@ -112,7 +134,8 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.getOptional(FlowKVOptions.LOCAL_DIRECTORIES).orElse(List.of()),
                 config.get(FlowKVOptions.PATTERN_OVERRIDE),
                 config.get(FlowKVOptions.TRIGGER_TIME_PREDICTOR),
-                config.get(FlowKVOptions.TIMER_SERVICE));
+                config.get(FlowKVOptions.TIMER_SERVICE),
+                metricGroups(config));
     }
 
     /**
@@ -243,6 +266,9 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                         override == null ? null : StorePattern.parse(override),
                         states);
 
+        FlowKVMetrics metrics =
+                FlowKVMetrics.create(parameters.getMetricGroup(), settings.metricGroups(), budget);
+        long restoreStart = System.nanoTime();
         StateSerializerProvider<K> keySerializerProvider =
                 StateSerializerProvider.fromNewRegisteredSerializer(parameters.getKeySerializer());
         UploadedFiles uploads = new UploadedFiles();
@@ -271,6 +297,9 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                             queueFactory,
                             binder)
                     .restore(parameters.getStateHandles());
+        }
+        if (!parameters.getStateHandles().isEmpty()) {
+            metrics.restored((System.nanoTime() - restoreStart) / 1_000_000);
         }
         LocalRecoveryConfig localRecovery =
                 env.getTaskStateManager() == null
@@ -309,7 +338,8 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 lease,
                 incrementalCheckpoints,
                 uploads,
-                localRecovery);
+                localRecovery,
+                metrics);
     }
 
     /** A fresh directory for one keyed backend, on one of the configured or TaskManager dirs. */

@@ -357,6 +357,11 @@ final class MapStateStorage implements StateStorage {
         return inner.stats();
     }
 
+    @Override
+    public long memoryUsed() {
+        return inner.memoryUsed();
+    }
+
     /** A view: closing it leaves {@code inner} open. */
     @Override
     public void close() {}

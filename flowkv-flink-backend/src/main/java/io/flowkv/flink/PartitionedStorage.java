@@ -84,6 +84,17 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
 
     protected abstract StoreStats statsOf(S instance);
 
+    protected abstract long memoryOf(S instance);
+
+    @Override
+    public long memoryUsed() {
+        long bytes = 0;
+        for (S instance : instances) {
+            bytes += memoryOf(instance);
+        }
+        return bytes;
+    }
+
     @Override
     public List<StoreStats> stats() {
         List<StoreStats> out = new ArrayList<>(instances.size());

@@ -183,6 +183,11 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
     }
 
     @Override
+    protected long memoryOf(RmwStore instance) {
+        return instance.memoryUsed();
+    }
+
+    @Override
     protected StoreStats statsOf(RmwStore instance) {
         return instance.stats();
     }

@@ -64,4 +64,9 @@ interface StateStorage extends Closeable {
     default List<StoreStats> stats() {
         return List.of();
     }
+
+    /** Bytes of the memory budget the store instances behind this state hold. */
+    default long memoryUsed() {
+        return 0;
+    }
 }

@@ -5,6 +5,7 @@ import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
@@ -41,13 +42,25 @@ final class TestBackends implements AutoCloseable {
                 FileSystem.getLocalFileSystem(), checkpoints, shared, 0, 4096);
     }
 
-    @SuppressWarnings("unchecked")
     FlowKVKeyedStateBackend<Integer> create(
             String operator,
             int keyGroups,
             KeyGroupRange range,
             List<KeyedStateHandle> handles,
             Configuration config)
+            throws Exception {
+        return create(operator, keyGroups, range, handles, config, new UnregisteredMetricsGroup());
+    }
+
+    /** As above, reporting the backend's metrics to {@code metrics}. */
+    @SuppressWarnings("unchecked")
+    FlowKVKeyedStateBackend<Integer> create(
+            String operator,
+            int keyGroups,
+            KeyGroupRange range,
+            List<KeyedStateHandle> handles,
+            Configuration config,
+            MetricGroup metrics)
             throws Exception {
         MockEnvironment env = MockEnvironment.builder().build();
         environments.add(env);
@@ -65,7 +78,7 @@ final class TestBackends implements AutoCloseable {
                                         range,
                                         env.getTaskKvStateRegistry(),
                                         TtlTimeProvider.DEFAULT,
-                                        new UnregisteredMetricsGroup(),
+                                        metrics,
                                         handles,
                                         new CloseableRegistry()));
         open.add(backend);
