@@ -180,7 +180,7 @@ final class ChildRun {
         stderrPump.setDaemon(true);
         stderrPump.start();
 
-        ProcStats last = new ProcStats(0, 0, 0);
+        ProcStats last = ProcStats.ZERO;
         long peakDisk = 0;
         long lastDiskScan = 0;
         boolean stalled = false;
@@ -224,12 +224,14 @@ final class ChildRun {
 
         row.set(Column.WALL_S, wall);
         // The job's share when the child reported both ends of it, else the whole process.
-        ProcStats from = marks.atSubmit != null ? marks.atSubmit : new ProcStats(0, 0, 0);
+        ProcStats from = marks.atSubmit != null ? marks.atSubmit : ProcStats.ZERO;
         ProcStats to = marks.atFinish != null ? marks.atFinish : last;
         row.set(Column.CPU_S, to.cpuSeconds() - from.cpuSeconds());
         row.set(Column.READ_BYTES, to.readBytes() - from.readBytes());
         row.set(Column.WRITE_BYTES, to.writeBytes() - from.writeBytes());
         row.set(Column.PEAK_DISK_BYTES, peakDisk);
+        // VmHWM only grows: the last reading before the child exited is its peak.
+        row.set(Column.PEAK_RSS_BYTES, last.peakRssBytes());
 
         String stderr = tail(runDir.resolve("stderr.log"), 200_000);
         List<String> stdout = Files.readAllLines(runDir.resolve("stdout.log"));

@@ -26,6 +26,7 @@ enum Column {
     READ_BYTES("bytes the child read from disk during the job (/proc/pid/io read_bytes)"),
     WRITE_BYTES("bytes the child wrote to disk during the job (/proc/pid/io write_bytes)"),
     PEAK_DISK_BYTES("largest size of the run's temp dirs seen (without Flink's RPC jar), bytes"),
+    PEAK_RSS_BYTES("largest resident set of the child JVM (/proc/pid/status VmHWM), bytes"),
     STATE_ESTIMATE_BYTES("estimated window state at its peak, bytes"),
     MANAGED_BYTES("managed memory (state backend budget), bytes"),
     JFR_SAMPLES("JFR samples counted"),

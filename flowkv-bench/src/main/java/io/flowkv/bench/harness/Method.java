@@ -81,7 +81,9 @@ final class Method {
                 and shutdown are not counted; \
                 peak disk is the largest size of the run's temp directories (where every \
                 backend keeps its local files; Flink's unpacked RPC jar left out), sampled \
-                every second. The split by component comes from a JFR recording of each run \
+                every second; peak RSS is the child's `VmHWM` (`/proc/<pid>/status`, its \
+                largest resident set over the whole process: heap, native memory and mapped \
+                files), to hold against the TaskManager process size. The split by component comes from a JFR recording of each run \
                 (`default` settings: 20 ms sampling), counting the samples taken while the job \
                 ran. Groups: FlowKV (`io.flowkv.core`, `io.flowkv.flink`), \
                 RocksDB/ForSt (`org.rocksdb`, `org.forstdb`, `org.apache.flink.state.rocksdb`, \

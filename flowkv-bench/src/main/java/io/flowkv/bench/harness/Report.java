@@ -340,11 +340,13 @@ final class Report {
                         + " share of JFR samples per group (rule in the method section), the CPU"
                         + " seconds per million events in state access (FlowKV + RocksDB/ForSt +"
                         + " heap backend share x CPU), and the bytes read from and written to"
-                        + " disk per run.\n\n");
+                        + " disk per run, the largest size of its state directories, and the"
+                        + " child JVM's peak resident set (VmHWM; n/a in runs from before it was"
+                        + " recorded).\n\n");
         md.append(
                 "| query | backend | CPU s/M events | state access | serialization | rest |"
-                        + " state CPU s/M events | disk read | disk written | peak disk |\n");
-        md.append("|---|---|---|---|---|---|---|---|---|---|\n");
+                        + " state CPU s/M events | disk read | disk written | peak disk | peak RSS |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         List<String> categories = new ArrayList<>();
         List<double[]> parts = new ArrayList<>();
         for (Map.Entry<String, List<Row>> e :
@@ -359,7 +361,7 @@ final class Report {
                         .append(qb[1])
                         .append(" | ")
                         .append(failures(rs))
-                        .append(" | | | | | | | |\n");
+                        .append(" | | | | | | | | |\n");
                 continue;
             }
             double cpuPerM =
@@ -397,6 +399,8 @@ final class Report {
                     .append(
                             MemoryBudget.mb(
                                     (long) median(ok, r -> r.getDouble(Column.PEAK_DISK_BYTES))))
+                    .append(" | ")
+                    .append(peakRss(ok))
                     .append(" |\n");
             categories.add(qb[0] + "/" + qb[1]);
             parts.add(new double[] {nz(state) * cpuPerM, nz(serde) * cpuPerM, nz(rest) * cpuPerM});
@@ -415,6 +419,13 @@ final class Report {
                 List.of("state access", "serialization", "rest"),
                 byPart);
         md.append("\n![").append(chart).append("](nexmark/").append(chart).append(".png)\n\n");
+    }
+
+    /** Median peak RSS of the runs, or n/a if one of them is from before it was recorded. */
+    private static String peakRss(List<Row> ok) {
+        return ok.stream().allMatch(r -> r.has(Column.PEAK_RSS_BYTES))
+                ? MemoryBudget.mb((long) median(ok, r -> r.getDouble(Column.PEAK_RSS_BYTES)))
+                : "n/a";
     }
 
     private static void sweepSection(StringBuilder md, Path csvDir, List<Row> rows)

@@ -24,9 +24,17 @@ class ProcStatsTest {
     }
 
     @Test
+    void shouldReadPeakRssInBytes() {
+        String status = "Name:\tjava\nVmPeak:\t 9000000 kB\nVmHWM:\t  123456 kB\nVmRSS:\t 100 kB\n";
+        assertThat(ProcStats.peakRssOfStatus(status)).isEqualTo(123456L * 1024);
+    }
+
+    @Test
     void shouldReadItsOwnProcess() throws Exception {
         ProcStats self = ProcStats.read(ProcessHandle.current().pid());
         assertThat(self.cpuSeconds()).isPositive();
         assertThat(self.readBytes()).isNotNegative();
+        // A running JVM holds tens of MB resident; a kB-for-bytes slip would read far less.
+        assertThat(self.peakRssBytes()).isGreaterThan(16L << 20);
     }
 }
