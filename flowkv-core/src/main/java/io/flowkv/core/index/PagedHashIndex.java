@@ -186,6 +186,20 @@ public final class PagedHashIndex implements AutoCloseable {
         return bytes;
     }
 
+    /**
+     * Where an entry lives: slots are laid out in unsigned order of this value at every table size
+     * (the home slot is its top bits). A batch of writes applied in this order touches each page
+     * once, in file order, instead of once per entry at random.
+     */
+    public static long placementOrder(long hash) {
+        return Hashing.fmix(hash);
+    }
+
+    /** Whether the cache has ever been full, so that touching a cold page may cost a read. */
+    public boolean spills() {
+        return evicting;
+    }
+
     /** Pages read back from the page file since the index was created. */
     public long pageReads() {
         return pageReads;

@@ -416,7 +416,12 @@ public final class RmwStore implements AutoCloseable {
             log.rollBack(goodSize, e);
             throw e;
         }
-        // Only now does the index change: a failed write above left it untouched.
+        // Only now does the index change: a failed write above left it untouched. Once the index
+        // spills, records go in its page order: each cold page is read and dirtied once per flush,
+        // not once per record (while it fits, the sort would cost more than it saves).
+        if (index.spills()) {
+            buffer.sortByIndexPlacement();
+        }
         int i = 0;
         try {
             for (; i < buffer.recordCount(); i++) {

@@ -2,6 +2,7 @@ package io.flowkv.core.rmw;
 
 import io.flowkv.core.index.LongHashIndex;
 import io.flowkv.core.index.LongHashIndex.KeyMatcher;
+import io.flowkv.core.index.PagedHashIndex;
 import io.flowkv.core.log.Positions;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.OffHeapArena;
@@ -229,7 +230,57 @@ final class RmwWriteBuffer implements AutoCloseable {
                         pos, PAYLOAD + HEADER, payload, payloadOffset + HEADER, keyLen + nsLen);
     }
 
-    /** Records in insertion order, superseded ones included. */
+    /**
+     * Orders the record list by {@link PagedHashIndex#placementOrder} of the records' hashes, so
+     * that applying a flush to a spilling index walks its pages once each, in order. In place (a
+     * heap sort: no memory to ask the budget for, no recursion); the records themselves do not
+     * move, and at most one record per key is not superseded, so no outcome depends on the order.
+     */
+    void sortByIndexPlacement() {
+        for (int i = count / 2 - 1; i >= 0; i--) {
+            siftDown(i, count);
+        }
+        for (int end = count - 1; end > 0; end--) {
+            long top = records.get(0);
+            records.set(0, records.get(end));
+            records.set(end, top);
+            siftDown(0, end);
+        }
+    }
+
+    private void siftDown(int i, int n) {
+        long rec = records.get(i);
+        long key = placement(rec);
+        while (true) {
+            int child = 2 * i + 1;
+            if (child >= n) {
+                break;
+            }
+            long childRec = records.get(child);
+            long childKey = placement(childRec);
+            if (child + 1 < n) {
+                long rightRec = records.get(child + 1);
+                long rightKey = placement(rightRec);
+                if (Long.compareUnsigned(rightKey, childKey) > 0) {
+                    child++;
+                    childRec = rightRec;
+                    childKey = rightKey;
+                }
+            }
+            if (Long.compareUnsigned(key, childKey) >= 0) {
+                break;
+            }
+            records.set(i, childRec);
+            i = child;
+        }
+        records.set(i, rec);
+    }
+
+    private long placement(long rec) {
+        return PagedHashIndex.placementOrder(arena.getLong(rec, HASH));
+    }
+
+    /** Records in insertion order (or index placement order after a sort), superseded included. */
     int recordCount() {
         return count;
     }

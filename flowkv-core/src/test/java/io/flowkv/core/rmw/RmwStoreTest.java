@@ -133,6 +133,39 @@ class RmwStoreTest {
         }
     }
 
+    /**
+     * Once the index spills, a flush applies its records in the index's page order: each cold page
+     * is read once per flush, not once per record. 30k keys make an index of 256 pages (64Ki slots,
+     * growing past 45,875 entries) with a one-chunk (16-page) cache; a flush of 15k new keys then
+     * reads each page at most once, where the insertion order read about one page per record.
+     */
+    @Test
+    void shouldApplyAFlushToASpillingIndexOnePageAtATime() throws IOException {
+        store =
+                RmwStore.open(
+                        options()
+                                .writeBufferBytes(4 << 20)
+                                .indexCacheBytes(RmwStoreOptions.MIN_INDEX_CACHE_BYTES)
+                                .build(),
+                        new MemoryBudget(64L << 20));
+        for (int i = 0; i < 30_000; i++) {
+            store.put(b("key" + i), b("w"), b("v" + i));
+        }
+        store.flush();
+        long readsBefore = store.stats().indexPageReads();
+        for (int i = 30_000; i < 45_000; i++) {
+            store.put(b("key" + i), b("w"), b("v" + i));
+        }
+        store.flush();
+        long reads = store.stats().indexPageReads() - readsBefore;
+        assertThat(reads)
+                .as("index pages read by one flush of 15k records")
+                .isLessThanOrEqualTo(256);
+        for (int i = 0; i < 45_000; i += 7) {
+            assertThat(store.get(b("key" + i), b("w"))).isEqualTo(b("v" + i));
+        }
+    }
+
     @Test
     void shouldRemoveFromBufferAndLog() throws IOException {
         store = RmwStore.open(options().build(), budget);
