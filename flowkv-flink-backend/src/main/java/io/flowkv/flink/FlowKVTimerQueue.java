@@ -66,12 +66,17 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     private byte[] headBytes;
     private boolean headKnown;
 
+    /** Slots of {@link #present}: a power of two. */
+    static final int PRESENT_SLOTS = 4096;
+
     /**
-     * The last element added and found or made present, while nothing was polled or removed since:
-     * a window operator registers the same timer for every element of a window, and such a repeat
-     * is answered by {@code equals} without serializing it.
+     * Elements known to be in the store, direct-mapped by hash: each was added, and neither polled
+     * nor removed since (those clear its slot). A window operator registers the same timer for
+     * every element of a window, interleaved over the window's keys; a repeat found here is
+     * answered by {@code equals}, without serializing it or asking the store. A fixed number of
+     * slots, so the heap it holds does not grow with the timers.
      */
-    private T lastAdded;
+    private final Object[] present = new Object[PRESENT_SLOTS];
 
     FlowKVTimerQueue(
             SortedQueueStore store,
@@ -107,11 +112,11 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     @Nullable
     @Override
     public T poll() {
-        lastAdded = null;
         T polled = peek();
         if (polled == null) {
             return null;
         }
+        forgetPresent(polled);
         try {
             store.poll();
         } catch (IOException e) {
@@ -123,18 +128,18 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public boolean add(@Nonnull T element) {
-        if (lastAdded != null && lastAdded.equals(element)) {
+        int slot = presentSlot(element);
+        if (element.equals(present[slot])) {
             return false;
         }
         byte[] bytes = encode(element);
         try {
             boolean added = store.add(bytes);
-            lastAdded = element;
+            present[slot] = element;
             if (!added) {
                 return false;
             }
         } catch (IOException e) {
-            lastAdded = null;
             throw failure("add", e);
         }
         if (!headKnown) {
@@ -150,7 +155,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public boolean remove(@Nonnull T element) {
-        lastAdded = null;
+        forgetPresent(element);
         byte[] bytes = encode(element);
         try {
             if (!store.remove(bytes)) {
@@ -204,7 +209,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public void clear() {
-        lastAdded = null;
+        Arrays.fill(present, null);
         try {
             store.clear();
         } catch (IOException e) {
@@ -234,9 +239,22 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public void close() throws IOException {
-        lastAdded = null;
+        Arrays.fill(present, null);
         forgetHead();
         store.close();
+    }
+
+    private static int presentSlot(Object element) {
+        // Spread the bits: Flink's timers hash as 31 * (31 * time + key) + namespace.
+        return (element.hashCode() * 0x9E3779B9)
+                >>> (32 - Integer.numberOfTrailingZeros(PRESENT_SLOTS));
+    }
+
+    private void forgetPresent(T element) {
+        int slot = presentSlot(element);
+        if (element.equals(present[slot])) {
+            present[slot] = null;
+        }
     }
 
     private void forgetHead() {
