@@ -95,14 +95,13 @@ final class FlowKVMetrics {
             gauge(group, "live-bytes", () -> sum(state, StoreStats::liveBytes));
             gauge(group, "dead-bytes", () -> sum(state, StoreStats::deadBytes));
             gauge(group, "disk-bytes", () -> sum(state, s -> s.liveBytes() + s.deadBytes()));
-            group.gauge(
+            ratio(
+                    group,
                     "space-amplification",
-                    (Gauge<Double>)
-                            () -> {
-                                long live = sum(state, StoreStats::liveBytes);
-                                long all = live + sum(state, StoreStats::deadBytes);
-                                return live == 0 ? 1.0 : (double) all / live;
-                            });
+                    state,
+                    s -> s.liveBytes() + s.deadBytes(),
+                    StoreStats::liveBytes,
+                    1.0);
         }
         if (groups.contains(Group.IO)) {
             gauge(group, "bytes-appended", () -> sum(state, StoreStats::bytesAppended));
@@ -118,14 +117,13 @@ final class FlowKVMetrics {
         if (groups.contains(Group.READS)) {
             gauge(group, "prefetch-hits", () -> sum(state, StoreStats::prefetchHits));
             gauge(group, "prefetch-misses", () -> sum(state, StoreStats::prefetchMisses));
-            group.gauge(
+            ratio(
+                    group,
                     "prefetch-hit-ratio",
-                    (Gauge<Double>)
-                            () -> {
-                                long hits = sum(state, StoreStats::prefetchHits);
-                                long all = hits + sum(state, StoreStats::prefetchMisses);
-                                return all == 0 ? 0.0 : (double) hits / all;
-                            });
+                    state,
+                    StoreStats::prefetchHits,
+                    s -> s.prefetchHits() + s.prefetchMisses(),
+                    0.0);
             gauge(group, "prefetch-loaded-bytes", () -> sum(state, StoreStats::bytesPrefetched));
             gauge(group, "partitions-streamed", () -> sum(state, StoreStats::partitionsStreamed));
             gauge(group, "index-page-reads", () -> sum(state, StoreStats::indexPageReads));
@@ -158,6 +156,23 @@ final class FlowKVMetrics {
             total += field.applyAsLong(s);
         }
         return total;
+    }
+
+    /** {@code numerator / denominator} summed over the state's stores; {@code empty} for 0 / 0. */
+    private static void ratio(
+            MetricGroup group,
+            String name,
+            RegisteredState state,
+            ToLongFunction<StoreStats> numerator,
+            ToLongFunction<StoreStats> denominator,
+            double empty) {
+        group.gauge(
+                name,
+                (Gauge<Double>)
+                        () -> {
+                            long below = sum(state, denominator);
+                            return below == 0 ? empty : (double) sum(state, numerator) / below;
+                        });
     }
 
     private static void gauge(MetricGroup group, String name, Gauge<Long> gauge) {
