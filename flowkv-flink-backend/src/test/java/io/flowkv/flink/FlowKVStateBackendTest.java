@@ -20,9 +20,13 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
+import static io.flowkv.flink.FlowKVOptions.TimerService.FLOWKV;
+import static io.flowkv.flink.FlowKVOptions.TimerService.HEAP;
+
 /**
  * Flink's own conformance suite for keyed state backends, run on FlowKV with full and with
- * incremental checkpoints, on both checkpoint storages.
+ * incremental checkpoints, on both checkpoint storages, with timers on the heap and (in two of the
+ * configurations) stored by FlowKV.
  */
 @ExtendWith(ParameterizedTestExtension.class)
 class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
@@ -35,7 +39,10 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
     @Parameter(1)
     public boolean incremental;
 
-    @Parameters(name = "storage={0}, incremental={1}")
+    @Parameter(2)
+    public FlowKVOptions.TimerService timers;
+
+    @Parameters(name = "storage={0}, incremental={1}, timers={2}")
     public static List<Object[]> checkpointStorages() {
         SupplierWithException<CheckpointStorage, IOException> jobManager =
                 JobManagerCheckpointStorage::new;
@@ -45,7 +52,12 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
                                 new Path(tempFolder.resolve("checkpoints").toUri()), 0, -1);
         return Arrays.asList(
                 new Object[][] {
-                    {jobManager, false}, {fileSystem, false}, {jobManager, true}, {fileSystem, true}
+                    {jobManager, false, HEAP},
+                    {fileSystem, false, HEAP},
+                    {jobManager, true, HEAP},
+                    {fileSystem, true, HEAP},
+                    {jobManager, false, FLOWKV},
+                    {fileSystem, true, FLOWKV}
                 });
     }
 
@@ -53,6 +65,7 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
     protected ConfigurableStateBackend getStateBackend() {
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
+        config.set(FlowKVOptions.TIMER_SERVICE, timers);
         return new FlowKVStateBackend().configure(config, getClass().getClassLoader());
     }
 
