@@ -66,17 +66,12 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     private byte[] headBytes;
     private boolean headKnown;
 
-    /** Slots of {@link #present}: a power of two. */
-    static final int PRESENT_SLOTS = 4096;
-
     /**
-     * Elements known to be in the store, direct-mapped by hash: each was added, and neither polled
-     * nor removed since (those clear its slot). A window operator registers the same timer for
-     * every element of a window, interleaved over the window's keys; a repeat found here is
-     * answered by {@code equals}, without serializing it or asking the store. A fixed number of
-     * slots, so the heap it holds does not grow with the timers.
+     * The last element added and found or made present, while nothing was polled or removed since:
+     * a window operator registers the same timer for every element of a window, and such a repeat
+     * is answered by {@code equals} without serializing it.
      */
-    private final Object[] present = new Object[PRESENT_SLOTS];
+    private T lastAdded;
 
     FlowKVTimerQueue(
             SortedQueueStore store,
@@ -112,11 +107,11 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     @Nullable
     @Override
     public T poll() {
+        lastAdded = null;
         T polled = peek();
         if (polled == null) {
             return null;
         }
-        forgetPresent(polled);
         try {
             store.poll();
         } catch (IOException e) {
@@ -128,18 +123,18 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public boolean add(@Nonnull T element) {
-        int slot = presentSlot(element);
-        if (element.equals(present[slot])) {
+        if (lastAdded != null && lastAdded.equals(element)) {
             return false;
         }
         byte[] bytes = encode(element);
         try {
             boolean added = store.add(bytes);
-            present[slot] = element;
+            lastAdded = element;
             if (!added) {
                 return false;
             }
         } catch (IOException e) {
+            lastAdded = null;
             throw failure("add", e);
         }
         if (!headKnown) {
@@ -155,7 +150,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public boolean remove(@Nonnull T element) {
-        forgetPresent(element);
+        lastAdded = null;
         byte[] bytes = encode(element);
         try {
             if (!store.remove(bytes)) {
@@ -209,7 +204,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public void clear() {
-        Arrays.fill(present, null);
+        lastAdded = null;
         try {
             store.clear();
         } catch (IOException e) {
@@ -239,22 +234,9 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
 
     @Override
     public void close() throws IOException {
-        Arrays.fill(present, null);
+        lastAdded = null;
         forgetHead();
         store.close();
-    }
-
-    private static int presentSlot(Object element) {
-        // Spread the bits: Flink's timers hash as 31 * (31 * time + key) + namespace.
-        return (element.hashCode() * 0x9E3779B9)
-                >>> (32 - Integer.numberOfTrailingZeros(PRESENT_SLOTS));
-    }
-
-    private void forgetPresent(T element) {
-        int slot = presentSlot(element);
-        if (element.equals(present[slot])) {
-            present[slot] = null;
-        }
     }
 
     private void forgetHead() {
