@@ -351,14 +351,12 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                             : SnapshotResult.of(remote);
             // With file merging on, the reused files' physical files must stay alive.
             List<StreamStateHandle> reusedHandles = new ArrayList<>(resources.reused.size());
-            for (UploadedFiles.SharedFile file : resources.reused.values()) {
-                reusedHandles.add(file.handle());
-            }
-            streamFactory.reusePreviousStateHandle(reusedHandles);
             long reusedBytes = 0;
             for (UploadedFiles.SharedFile file : resources.reused.values()) {
+                reusedHandles.add(file.handle());
                 reusedBytes += file.length();
             }
+            streamFactory.reusePreviousStateHandle(reusedHandles);
             metrics.checkpointUploaded(uploadedBytes + metadata.length, reusedBytes);
             uploads.recorded(checkpointId, files);
             LOG.debug(

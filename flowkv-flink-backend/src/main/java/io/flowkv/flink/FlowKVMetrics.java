@@ -3,9 +3,12 @@ package io.flowkv.flink;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.memory.MemoryBudget;
 
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
 
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -23,18 +26,35 @@ import java.util.function.ToLongFunction;
  * without a lock: a value may lag the task by a moment, which a metric tolerates.
  */
 final class FlowKVMetrics {
-    /** The metric groups, each an option {@code state.backend.flowkv.metrics.<name>}. */
+    /** The metric groups, each switched by its option {@code state.backend.flowkv.metrics.*}. */
     enum Group {
         /** Budget used and total, bytes each state's stores hold. */
-        MEMORY,
+        MEMORY(FlowKVOptions.METRICS_MEMORY),
         /** Live and dead bytes on disk, space amplification. */
-        SPACE,
+        SPACE(FlowKVOptions.METRICS_SPACE),
         /** Bytes appended, flushed, read, compacted; flushes and compactions. */
-        IO,
+        IO(FlowKVOptions.METRICS_IO),
         /** AUR prefetch hits and misses, AAR partitions streamed, index page I/O, scans. */
-        READS,
+        READS(FlowKVOptions.METRICS_READS),
         /** Bytes the last checkpoint uploaded and reused, time of the restore. */
-        CHECKPOINTS
+        CHECKPOINTS(FlowKVOptions.METRICS_CHECKPOINTS);
+
+        private final ConfigOption<Boolean> option;
+
+        Group(ConfigOption<Boolean> option) {
+            this.option = option;
+        }
+
+        /** The groups {@code config} switches on. */
+        static Set<Group> enabledIn(ReadableConfig config) {
+            Set<Group> enabled = EnumSet.noneOf(Group.class);
+            for (Group group : values()) {
+                if (config.get(group.option)) {
+                    enabled.add(group);
+                }
+            }
+            return enabled;
+        }
     }
 
     private static final FlowKVMetrics NONE = new FlowKVMetrics(null, Set.of());

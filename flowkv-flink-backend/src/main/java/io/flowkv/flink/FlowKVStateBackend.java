@@ -38,12 +38,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -99,26 +97,6 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
     }
 
-    private static Set<FlowKVMetrics.Group> metricGroups(ReadableConfig config) {
-        Set<FlowKVMetrics.Group> groups = EnumSet.noneOf(FlowKVMetrics.Group.class);
-        if (config.get(FlowKVOptions.METRICS_MEMORY)) {
-            groups.add(FlowKVMetrics.Group.MEMORY);
-        }
-        if (config.get(FlowKVOptions.METRICS_SPACE)) {
-            groups.add(FlowKVMetrics.Group.SPACE);
-        }
-        if (config.get(FlowKVOptions.METRICS_IO)) {
-            groups.add(FlowKVMetrics.Group.IO);
-        }
-        if (config.get(FlowKVOptions.METRICS_READS)) {
-            groups.add(FlowKVMetrics.Group.READS);
-        }
-        if (config.get(FlowKVOptions.METRICS_CHECKPOINTS)) {
-            groups.add(FlowKVMetrics.Group.CHECKPOINTS);
-        }
-        return groups;
-    }
-
     static FlowKVSettings settingsFrom(ReadableConfig config) {
         FlowKVOptions.validate(config);
         return new FlowKVSettings(
@@ -135,7 +113,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.PATTERN_OVERRIDE),
                 config.get(FlowKVOptions.TRIGGER_TIME_PREDICTOR),
                 config.get(FlowKVOptions.TIMER_SERVICE),
-                metricGroups(config));
+                FlowKVMetrics.Group.enabledIn(config));
     }
 
     /**
