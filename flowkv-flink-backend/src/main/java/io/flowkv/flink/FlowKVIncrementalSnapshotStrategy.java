@@ -179,10 +179,11 @@ final class FlowKVIncrementalSnapshotStrategy<K>
         for (HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
                 backend.priorityQueues().getRegisteredPQStates().values()) {
             metaInfos.add(queue.getMetaInfo().snapshot());
-            if (queue.getPriorityQueue() instanceof FlowKVTimerQueue) {
+            FlowKVTimerQueue<?> stored = FlowKVTimerQueue.storedBehind(queue.getPriorityQueue());
+            if (stored != null) {
                 // Written to a timer file below (the store changes once this returns).
                 queues.add(null);
-                storedQueues.add((FlowKVTimerQueue<?>) queue.getPriorityQueue());
+                storedQueues.add(stored);
             } else {
                 queues.add(queue.stateSnapshot());
                 storedQueues.add(null);

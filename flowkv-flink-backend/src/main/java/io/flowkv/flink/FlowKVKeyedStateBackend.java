@@ -44,6 +44,7 @@ import org.slf4j.LoggerFactory;
 
 import javax.annotation.Nonnull;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -60,7 +61,9 @@ import java.util.stream.Stream;
  * store that fits how the operator uses it ({@link StoreSelector}), bound on its first access —
  * when the operator's {@code open()} has registered all its states — and logged once.
  *
- * <p>Timers stay on Flink's heap priority queues. Savepoints, and checkpoints unless incremental
+ * <p>Timers live where {@code state.backend.flowkv.timer-service} puts them ({@link
+ * KeyGroupOrderedQueueSetFactory}): on the heap, in a FlowKV store, or on the heap until a bound
+ * and in the store beyond it (the default). Savepoints, and checkpoints unless incremental
  * checkpoints are on, are full: the synchronous part flushes the stores and spills their entries by
  * key group ({@link FlowKVSnapshotStrategy}); the asynchronous part writes them in Flink's
  * canonical key-value layout, so they restore on HashMap or RocksDB and theirs on FlowKV.
@@ -769,8 +772,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         states.clear();
         for (org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
                 priorityQueuesManager.getRegisteredPQStates().values()) {
-            if (queue.getPriorityQueue() instanceof FlowKVTimerQueue) {
-                IOUtils.closeQuietly((FlowKVTimerQueue<?>) queue.getPriorityQueue());
+            if (queue.getPriorityQueue() instanceof Closeable) {
+                IOUtils.closeQuietly((Closeable) queue.getPriorityQueue());
             }
         }
         IOUtils.closeQuietly(memoryLease);

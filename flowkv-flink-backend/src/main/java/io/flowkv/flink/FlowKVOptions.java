@@ -161,21 +161,46 @@ public final class FlowKVOptions {
         /** On the Java heap, as Flink's HashMap backend does: fastest while timers fit the heap. */
         HEAP,
         /** In a FlowKV store off the heap, spilling to local disk: timers bounded by disk. */
-        FLOWKV
+        FLOWKV,
+        /**
+         * On the heap until a queue holds {@link #TIMER_HEAP_LIMIT} timers, then in a FlowKV store:
+         * the heap's speed while timers are few, a bounded heap when they are many.
+         */
+        AUTO
     }
 
     public static final ConfigOption<TimerService> TIMER_SERVICE =
             ConfigOptions.key("state.backend.flowkv.timer-service")
                     .enumType(TimerService.class)
-                    .defaultValue(TimerService.HEAP)
+                    .defaultValue(TimerService.AUTO)
                     .withDescription(
-                            "Where timers live. HEAP: Flink's heap timer queues (each timer a few "
-                                    + "dozen bytes of the TaskManager heap). FLOWKV: a sorted store "
-                                    + "of timers in native memory charged to the managed-memory "
-                                    + "budget and in files on local disk, so the heap does not grow "
-                                    + "with the number of timers (like RocksDB's "
-                                    + "state.backend.rocksdb.timer-service.factory: ROCKSDB). "
-                                    + "Allowed: HEAP, FLOWKV.");
+                            "Where timers live. HEAP: Flink's heap timer queues (each timer about "
+                                    + "a hundred bytes of the TaskManager heap). FLOWKV: a sorted "
+                                    + "store of timers in native memory charged to the "
+                                    + "managed-memory budget and in files on local disk, so the "
+                                    + "heap does not grow with the number of timers (like "
+                                    + "RocksDB's state.backend.rocksdb.timer-service.factory: "
+                                    + "ROCKSDB). AUTO: each timer queue starts on the heap and "
+                                    + "moves into the store when it reaches "
+                                    + "state.backend.flowkv.timer-service.heap-limit timers. "
+                                    + "Allowed: HEAP, FLOWKV, AUTO.");
+
+    /** Heap bytes a timer is taken to cost when the heap limit is derived from the JVM heap. */
+    public static final int TIMER_HEAP_BYTES_ESTIMATE = 128;
+
+    public static final ConfigOption<Long> TIMER_HEAP_LIMIT =
+            ConfigOptions.key("state.backend.flowkv.timer-service.heap-limit")
+                    .longType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "With timer-service AUTO: the number of timers a timer queue holds "
+                                    + "on the heap; the add beyond it moves the queue's timers "
+                                    + "into FlowKV's store, where they stay until the job "
+                                    + "restores. When not set: an eighth of the JVM's maximum "
+                                    + "heap at "
+                                    + TIMER_HEAP_BYTES_ESTIMATE
+                                    + " bytes per timer (1.3M timers for a 1.3 GB heap). "
+                                    + "Allowed: at least 1.");
 
     /** Fails with the key, the value and the allowed range of the first bad option. */
     public static void validate(ReadableConfig config) {
@@ -197,6 +222,13 @@ public final class FlowKVOptions {
                                         INDEX_CACHE_SIZE,
                                         size.toHumanReadableString(),
                                         ">= " + PagedHashIndex.MIN_CACHE_BYTES + " bytes");
+                            }
+                        });
+        config.getOptional(TIMER_HEAP_LIMIT)
+                .ifPresent(
+                        limit -> {
+                            if (limit < 1) {
+                                throw bad(TIMER_HEAP_LIMIT, limit, ">= 1");
                             }
                         });
         double ratio = config.get(READ_BATCH_RATIO);

@@ -21,9 +21,13 @@ record FlowKVSettings(
         Map<String, String> patternOverrides,
         Map<String, String> triggerTimePredictors,
         FlowKVOptions.TimerService timerService,
+        long timerHeapLimit,
         Set<FlowKVMetrics.Group> metricGroups)
         implements Serializable {
-    /** {@code writeBufferBytes} or {@code indexCacheBytes} unset: derive from the budget. */
+    /**
+     * {@code writeBufferBytes} or {@code indexCacheBytes} unset: derive from the budget; {@code
+     * timerHeapLimit} unset: derive from the JVM heap.
+     */
     static final long DERIVED = -1;
 
     FlowKVSettings {
@@ -52,5 +56,17 @@ record FlowKVSettings(
             return indexCacheBytes;
         }
         return Math.max(PagedHashIndex.MIN_CACHE_BYTES, budgetBytes / 4 / Math.max(1, instances));
+    }
+
+    /**
+     * How many timers a queue keeps on the heap before it moves into the store ({@code
+     * timer-service: AUTO}): the configured limit, or an eighth of {@code maxHeapBytes} at {@link
+     * FlowKVOptions#TIMER_HEAP_BYTES_ESTIMATE} bytes per timer.
+     */
+    long timerHeapLimit(long maxHeapBytes) {
+        if (timerHeapLimit != DERIVED) {
+            return timerHeapLimit;
+        }
+        return Math.max(1024, maxHeapBytes / 8 / FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE);
     }
 }

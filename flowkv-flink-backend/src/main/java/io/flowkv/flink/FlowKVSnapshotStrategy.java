@@ -70,10 +70,11 @@ final class FlowKVSnapshotStrategy<K>
         for (HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
                 backend.priorityQueues().getRegisteredPQStates().values()) {
             metaInfos.add(queue.getMetaInfo().snapshot());
-            if (queue.getPriorityQueue() instanceof FlowKVTimerQueue) {
+            FlowKVTimerQueue<?> stored = FlowKVTimerQueue.storedBehind(queue.getPriorityQueue());
+            if (stored != null) {
                 // Spilled below with the key-value states, not copied onto the heap.
                 queues.add(null);
-                storedQueues.add((FlowKVTimerQueue<?>) queue.getPriorityQueue());
+                storedQueues.add(stored);
             } else {
                 queues.add(queue.stateSnapshot());
                 storedQueues.add(null);

@@ -34,6 +34,8 @@ import org.apache.flink.util.IOUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.annotation.Nullable;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,6 +99,21 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         this.sizeTrackingConfigBuilder = original.sizeTrackingConfigBuilder.configure(config);
     }
 
+    /** Where and from what size this backend's timers are stored; null keeps them on the heap. */
+    @Nullable
+    private KeyGroupOrderedQueueSetFactory.Stored storedTimers(Path base, MemoryBudget budget) {
+        switch (settings.timerService()) {
+            case FLOWKV:
+                return new KeyGroupOrderedQueueSetFactory.Stored(
+                        base, budget, KeyGroupOrderedQueueSetFactory.STORED_FROM_THE_START);
+            case AUTO:
+                return new KeyGroupOrderedQueueSetFactory.Stored(
+                        base, budget, settings.timerHeapLimit(Runtime.getRuntime().maxMemory()));
+            default:
+                return null;
+        }
+    }
+
     static FlowKVSettings settingsFrom(ReadableConfig config) {
         FlowKVOptions.validate(config);
         return new FlowKVSettings(
@@ -113,6 +130,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.PATTERN_OVERRIDE),
                 config.get(FlowKVOptions.TRIGGER_TIME_PREDICTOR),
                 config.get(FlowKVOptions.TIMER_SERVICE),
+                config.getOptional(FlowKVOptions.TIMER_HEAP_LIMIT).orElse(FlowKVSettings.DERIVED),
                 FlowKVMetrics.Group.enabledIn(config));
     }
 
@@ -226,9 +244,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 new KeyGroupOrderedQueueSetFactory(
                         parameters.getKeyGroupRange(),
                         numberOfKeyGroups,
-                        settings.timerService() == FlowKVOptions.TimerService.FLOWKV
-                                ? new KeyGroupOrderedQueueSetFactory.Stored(base, budget)
-                                : null);
+                        storedTimers(base, budget));
         long seed = operatorIdentifier.hashCode() * 0x9E3779B97F4A7C15L;
         StoreBinder binder =
                 new StoreBinder(

@@ -220,6 +220,21 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     }
 
     /**
+     * The stored queue behind a registered timer queue: {@code queue} itself, the store a {@link
+     * SpillingTimerQueue} moved into, or null for a queue whose timers are on the heap.
+     */
+    @Nullable
+    static FlowKVTimerQueue<?> storedBehind(Object queue) {
+        if (queue instanceof FlowKVTimerQueue) {
+            return (FlowKVTimerQueue<?>) queue;
+        }
+        if (queue instanceof SpillingTimerQueue) {
+            return ((SpillingTimerQueue<?>) queue).stored();
+        }
+        return null;
+    }
+
+    /**
      * Visits every timer as (key group, its serialization by the queue's serializer), in no
      * particular order, without deserializing it: what snapshots write.
      */

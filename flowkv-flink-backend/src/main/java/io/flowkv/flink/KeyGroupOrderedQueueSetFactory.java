@@ -28,9 +28,10 @@ import java.util.UUID;
 
 /**
  * The backend's timer queues: Flink's timers stored by FlowKV ({@link FlowKVTimerQueue}, off the
- * heap) when {@code state.backend.flowkv.timer-service} is {@code FLOWKV}, heap queues otherwise.
- * Either way, timers due at the same time come out key group by key group, in ascending key-group
- * order.
+ * heap) when {@code state.backend.flowkv.timer-service} is {@code FLOWKV}, on the heap until a
+ * bound and stored beyond it ({@link SpillingTimerQueue}) when it is {@code AUTO}, heap queues
+ * otherwise. Either way, timers due at the same time come out key group by key group, in ascending
+ * key-group order.
  *
  * <p>Flink's {@link HeapPriorityQueueSet} is one heap over all key groups, so the timers of a
  * window that ends at the same instant for every key fire in an order that jumps between key groups
@@ -57,8 +58,15 @@ final class KeyGroupOrderedQueueSetFactory extends HeapPriorityQueueSetFactory {
     private final int totalKeyGroups;
     @Nullable private final Stored stored;
 
-    /** Where stored queues live and the budget they charge; null keeps every queue on the heap. */
-    record Stored(Path directory, MemoryBudget budget) {}
+    /** {@link Stored#heapLimit} of {@code timer-service: FLOWKV}: no heap phase. */
+    static final long STORED_FROM_THE_START = 0;
+
+    /**
+     * Where stored queues live, the budget they charge, and how many timers a queue holds on the
+     * heap before it moves into the store ({@link #STORED_FROM_THE_START}: none). Null keeps every
+     * queue on the heap.
+     */
+    record Stored(Path directory, MemoryBudget budget, long heapLimit) {}
 
     KeyGroupOrderedQueueSetFactory(
             KeyGroupRange keyGroupRange, int totalKeyGroups, @Nullable Stored stored) {
@@ -78,43 +86,55 @@ final class KeyGroupOrderedQueueSetFactory extends HeapPriorityQueueSetFactory {
             HeapPriorityQueueSet<T> create(
                     @Nonnull String stateName,
                     @Nonnull TypeSerializer<T> byteOrderedElementSerializer) {
-        if (stored != null && byteOrderedElementSerializer instanceof TimerSerializer) {
-            try {
-                Path dir =
-                        Files.createDirectories(
-                                stored.directory()
-                                        .resolve(
-                                                "timers-"
-                                                        + stateName.replaceAll(
-                                                                "[^A-Za-z0-9_-]", "_")
-                                                        + "-"
-                                                        + UUID.randomUUID()));
-                SortedQueueStore store =
-                        SortedQueueStore.open(dir, stored.budget(), MEMTABLE_BYTES);
-                LOG.info(
-                        "FlowKV timer queue {}: stored off the heap in {} (timer-service FLOWKV)",
-                        stateName,
-                        dir);
-                return new FlowKVTimerQueue<>(
-                        store,
-                        byteOrderedElementSerializer.duplicate(),
-                        KeyExtractorFunction.forKeyedObjects(),
-                        keyGroupRange,
-                        totalKeyGroups);
-            } catch (IOException e) {
-                throw new UncheckedIOException(
-                        "FlowKV could not create the timer queue "
-                                + stateName
-                                + ": "
-                                + e.getMessage(),
-                        e);
-            }
+        if (stored == null || !(byteOrderedElementSerializer instanceof TimerSerializer)) {
+            return heapQueue();
         }
+        if (stored.heapLimit() == STORED_FROM_THE_START) {
+            return openStored(stateName, byteOrderedElementSerializer);
+        }
+        return new SpillingTimerQueue<>(
+                stateName,
+                heapQueue(),
+                stored.heapLimit(),
+                () -> openStored(stateName, byteOrderedElementSerializer),
+                KeyExtractorFunction.forKeyedObjects(),
+                keyGroupRange,
+                totalKeyGroups);
+    }
+
+    private <T extends HeapPriorityQueueElement & PriorityComparable<? super T> & Keyed<?>>
+            KeyGroupPartitionedQueueSet<T> heapQueue() {
         return new KeyGroupPartitionedQueueSet<>(
                 PriorityComparator.forPriorityComparableObjects(),
                 KeyExtractorFunction.forKeyedObjects(),
                 MINIMUM_CAPACITY,
                 keyGroupRange,
                 totalKeyGroups);
+    }
+
+    private <T extends HeapPriorityQueueElement & PriorityComparable<? super T> & Keyed<?>>
+            FlowKVTimerQueue<T> openStored(String stateName, TypeSerializer<T> serializer) {
+        try {
+            Path dir =
+                    Files.createDirectories(
+                            stored.directory()
+                                    .resolve(
+                                            "timers-"
+                                                    + stateName.replaceAll("[^A-Za-z0-9_-]", "_")
+                                                    + "-"
+                                                    + UUID.randomUUID()));
+            SortedQueueStore store = SortedQueueStore.open(dir, stored.budget(), MEMTABLE_BYTES);
+            LOG.info("FlowKV timer queue {}: stored off the heap in {}", stateName, dir);
+            return new FlowKVTimerQueue<>(
+                    store,
+                    serializer.duplicate(),
+                    KeyExtractorFunction.forKeyedObjects(),
+                    keyGroupRange,
+                    totalKeyGroups);
+        } catch (IOException e) {
+            throw new UncheckedIOException(
+                    "FlowKV could not create the timer queue " + stateName + ": " + e.getMessage(),
+                    e);
+        }
     }
 }

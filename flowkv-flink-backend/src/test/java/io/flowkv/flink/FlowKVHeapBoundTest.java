@@ -18,6 +18,8 @@ import org.apache.flink.streaming.api.operators.TimerSerializer;
 import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
@@ -112,15 +114,20 @@ class FlowKVHeapBoundTest {
     }
 
     /**
-     * With {@code timer-service: FLOWKV}, timers live in FlowKV's sorted store: registering ten
-     * times more does not grow the heap, and they fire in (timestamp, key group) order. (On the
+     * With {@code timer-service: FLOWKV}, timers live in FlowKV's sorted store; with {@code AUTO}
+     * (the default) they move there past the heap limit (here below the first batch): registering
+     * ten times more does not grow the heap, and they fire in (timestamp, key group) order. (On the
      * heap queue the same timers grow it by ~50 MB.)
      */
-    @Test
-    void shouldKeepHeapFlatWhileStoredTimersGrow() throws Exception {
+    @ParameterizedTest(name = "timer-service {0}")
+    @EnumSource(
+            value = FlowKVOptions.TimerService.class,
+            names = {"FLOWKV", "AUTO"})
+    void shouldKeepHeapFlatWhileStoredTimersGrow(FlowKVOptions.TimerService service)
+            throws Exception {
         withBackend(
                 "timers",
-                FlowKVOptions.TimerService.FLOWKV,
+                service,
                 backend -> {
                     KeyGroupedInternalPriorityQueue<TimerHeapInternalTimer<Integer, VoidNamespace>>
                             timers =
@@ -189,6 +196,7 @@ class FlowKVHeapBoundTest {
             throws Exception {
         Configuration config = new Configuration();
         config.set(FlowKVOptions.TIMER_SERVICE, timerService);
+        config.set(FlowKVOptions.TIMER_HEAP_LIMIT, WINDOWS_FIRST / 2L);
         // A small cache, so that most of the index (and of the AUR window table) lives in page
         // files.
         config.set(FlowKVOptions.INDEX_CACHE_SIZE, MemorySize.parse("1mb"));

@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
+import static io.flowkv.flink.FlowKVOptions.TimerService.AUTO;
 import static io.flowkv.flink.FlowKVOptions.TimerService.FLOWKV;
 import static io.flowkv.flink.FlowKVOptions.TimerService.HEAP;
 
@@ -53,9 +54,9 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
         return Arrays.asList(
                 new Object[][] {
                     {jobManager, false, HEAP},
-                    {fileSystem, false, HEAP},
+                    {fileSystem, false, AUTO},
                     {jobManager, true, HEAP},
-                    {fileSystem, true, HEAP},
+                    {fileSystem, true, AUTO},
                     {jobManager, false, FLOWKV},
                     {fileSystem, true, FLOWKV}
                 });
@@ -66,6 +67,8 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
         config.set(FlowKVOptions.TIMER_SERVICE, timers);
+        // AUTO moves a queue into the store at its second timer: both sides of the move are run.
+        config.set(FlowKVOptions.TIMER_HEAP_LIMIT, 1L);
         return new FlowKVStateBackend().configure(config, getClass().getClassLoader());
     }
 

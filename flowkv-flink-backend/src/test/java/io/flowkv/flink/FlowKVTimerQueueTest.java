@@ -46,6 +46,9 @@ class FlowKVTimerQueueTest {
     private static final int KEY_GROUPS = 128;
     private static final String QUEUE = "_timer_state/event_user-timers";
 
+    /** Heap limit of {@code timer-service: AUTO} here: 5,000 timers move, on restore too. */
+    private static final long HEAP_LIMIT = 1_000;
+
     @TempDir Path temp;
 
     private final TestBackends backends = new TestBackends();
@@ -163,16 +166,25 @@ class FlowKVTimerQueueTest {
     }
 
     /**
-     * Timers of a stored queue survive a full snapshot (the canonical layout savepoints use) and an
-     * incremental checkpoint, restored into a stored and into a heap queue, whole and split in two
-     * key-group ranges.
+     * Timers of a stored queue ({@code FLOWKV}, or {@code AUTO} past its heap limit) survive a full
+     * snapshot (the canonical layout savepoints use) and an incremental checkpoint, restored into a
+     * stored, a heap and an {@code AUTO} queue, whole and split in two key-group ranges.
      */
-    @ParameterizedTest(name = "incremental={0}, savepoint={1}")
-    @CsvSource({"false,false", "true,false", "false,true"})
-    void shouldRestoreStoredTimers(boolean incremental, boolean savepoint) throws Exception {
+    @ParameterizedTest(name = "source={0}, incremental={1}, savepoint={2}")
+    @CsvSource({
+        "FLOWKV,false,false",
+        "FLOWKV,true,false",
+        "FLOWKV,false,true",
+        "AUTO,false,false",
+        "AUTO,true,false",
+        "AUTO,false,true"
+    })
+    void shouldRestoreStoredTimers(
+            FlowKVOptions.TimerService sourceService, boolean incremental, boolean savepoint)
+            throws Exception {
         KeyGroupRange all = KeyGroupRange.of(0, KEY_GROUPS - 1);
         FlowKVKeyedStateBackend<Integer> source =
-                backend(all, List.of(), incremental, FlowKVOptions.TimerService.FLOWKV);
+                backend(all, List.of(), incremental, sourceService);
         KeyGroupedInternalPriorityQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> queue =
                 source.create(QUEUE, serializer());
         Set<String> expected = new TreeSet<>();
@@ -185,6 +197,17 @@ class FlowKVTimerQueueTest {
             queue.remove(timer(k % 97, k));
             expected.remove(describe(timer(k % 97, k)));
         }
+        Object registered =
+                source.priorityQueues().getRegisteredPQStates().get(QUEUE).getPriorityQueue();
+        assertThat(registered)
+                .as("the queue of %s (heap limit %d)", sourceService, HEAP_LIMIT)
+                .isInstanceOf(
+                        sourceService == FlowKVOptions.TimerService.AUTO
+                                ? SpillingTimerQueue.class
+                                : FlowKVTimerQueue.class);
+        assertThat(FlowKVTimerQueue.storedBehind(registered))
+                .as("its timers in a store")
+                .isNotNull();
         KeyedStateHandle handle =
                 FutureUtils.runIfNotDoneAndGet(
                                 source.snapshot(
@@ -322,6 +345,7 @@ class FlowKVTimerQueueTest {
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
         config.set(FlowKVOptions.TIMER_SERVICE, timers);
+        config.set(FlowKVOptions.TIMER_HEAP_LIMIT, HEAP_LIMIT);
         return backends.create("timer_op", KEY_GROUPS, range, handles, config);
     }
 }

@@ -111,8 +111,10 @@ class FailureInjectionTest {
             }
         }
         if (!FULL) {
-            // Timers stored by FlowKV (timer-service: FLOWKV) under the same faults.
+            // Timers stored by FlowKV (timer-service: FLOWKV) under the same faults, and with
+            // the default AUTO, moving from the heap into the store during the run.
             runs.add(Arguments.of(Query.TIMERS, true, true));
+            runs.add(Arguments.of(Query.TIMERS, true, false));
         }
         return runs.stream();
     }

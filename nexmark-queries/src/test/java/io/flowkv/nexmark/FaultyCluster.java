@@ -127,6 +127,9 @@ final class FaultyCluster implements AutoCloseable {
     /** A {@link JobSpec#backend()} for FlowKV with its timers stored by FlowKV, not on the heap. */
     static final String FLOWKV_STORED_TIMERS = "flowkv+stored-timers";
 
+    /** Timers a FlowKV queue holds on the heap here before it moves into the store. */
+    static final long AUTO_TIMERS_HEAP_LIMIT = 100;
+
     record JobSpec(
             Query query,
             GeneratorConfig generator,
@@ -179,6 +182,10 @@ final class FaultyCluster implements AutoCloseable {
             conf.set(FlowKVOptions.TIMER_SERVICE, FlowKVOptions.TimerService.FLOWKV);
         } else {
             conf.set(StateBackendOptions.STATE_BACKEND, spec.backend());
+            // timer-service AUTO (the default) with a low bound: the window and user timer queues
+            // move into the store during each attempt, and every restore starts them on the heap
+            // again.
+            conf.set(FlowKVOptions.TIMER_HEAP_LIMIT, AUTO_TIMERS_HEAP_LIMIT);
         }
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, spec.incremental());
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");

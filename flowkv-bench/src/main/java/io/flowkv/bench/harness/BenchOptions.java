@@ -69,8 +69,8 @@ record BenchOptions(
                             + " modes' own query lists too)",
                     "  --backends a,b,...      flowkv,rocksdb,forst,hashmap (default all four);"
                             + " variants: flowkv-storedtimers (timer-service FLOWKV),",
-                    "                          rocksdb-heaptimers, forst-heaptimers (timers on"
-                            + " the heap)",
+                    "                          flowkv-heaptimers, rocksdb-heaptimers,"
+                            + " forst-heaptimers (timers on the heap)",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",

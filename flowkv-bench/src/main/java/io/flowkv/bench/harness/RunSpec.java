@@ -45,6 +45,8 @@ record RunSpec(
             Map.of(
                     "flowkv-storedtimers",
                     Map.of("state.backend.flowkv.timer-service", "FLOWKV"),
+                    "flowkv-heaptimers",
+                    Map.of("state.backend.flowkv.timer-service", "HEAP"),
                     "rocksdb-heaptimers",
                     Map.of("state.backend.rocksdb.timer-service.factory", "HEAP"),
                     "forst-heaptimers",

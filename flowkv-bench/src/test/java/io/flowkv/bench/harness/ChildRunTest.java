@@ -51,7 +51,8 @@ class ChildRunTest {
         MemoryBudget b = MemoryBudget.forProcessSize("2g");
         ChildRun.Env env =
                 new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600);
-        for (String variant : List.of("flowkv-storedtimers", "rocksdb-heaptimers")) {
+        for (String variant :
+                List.of("flowkv-storedtimers", "flowkv-heaptimers", "rocksdb-heaptimers")) {
             RunSpec spec =
                     new RunSpec(
                             "throughput",
