@@ -22,7 +22,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.function.BiConsumer;
 
@@ -217,6 +219,68 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     @Override
     public Set<T> getSubsetForKeyGroup(int keyGroupId) {
         return new HashSet<>(materialize(keyGroupId));
+    }
+
+    /**
+     * Fills this empty queue with every timer of {@code source}, polling it empty. A heap queue
+     * polls in (timestamp, key group) order, the prefix of the stored order; the timers of each
+     * (timestamp, key group) are sorted by their bytes here, so the store receives them ascending
+     * and writes them once, as one run ({@link SortedQueueStore#loadAscending}). If that fails the
+     * timers polled so far are gone from both: the caller must fail the task, whose restore brings
+     * them back from the last checkpoint.
+     */
+    void moveFrom(HeapPriorityQueueSet<T> source) throws IOException {
+        lastAdded = null;
+        forgetHead();
+        store.loadAscending(
+                new Iterator<>() {
+                    private final List<byte[]> group = new ArrayList<>();
+                    private int next;
+
+                    @Override
+                    public boolean hasNext() {
+                        if (next == group.size()) {
+                            fill();
+                        }
+                        return next < group.size();
+                    }
+
+                    @Override
+                    public byte[] next() {
+                        if (!hasNext()) {
+                            throw new NoSuchElementException();
+                        }
+                        return group.get(next++);
+                    }
+
+                    /** The timers of the next (timestamp, key group), sorted. */
+                    private void fill() {
+                        group.clear();
+                        next = 0;
+                        T first = source.poll();
+                        if (first == null) {
+                            return;
+                        }
+                        byte[] firstBytes = encode(first);
+                        group.add(firstBytes);
+                        for (T peeked = source.peek(); peeked != null; peeked = source.peek()) {
+                            byte[] bytes = encode(peeked);
+                            if (Arrays.compareUnsigned(
+                                            bytes,
+                                            0,
+                                            PRIORITY_BYTES + 2,
+                                            firstBytes,
+                                            0,
+                                            PRIORITY_BYTES + 2)
+                                    != 0) {
+                                break;
+                            }
+                            source.poll();
+                            group.add(bytes);
+                        }
+                        group.sort(Arrays::compareUnsigned);
+                    }
+                });
     }
 
     /**

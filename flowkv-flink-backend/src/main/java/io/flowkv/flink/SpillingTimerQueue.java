@@ -27,10 +27,11 @@ import java.util.function.Supplier;
  *
  * <p>Until the bound, every operation goes to a {@link KeyGroupPartitionedQueueSet}. The add that
  * would take it past the bound first opens a {@link FlowKVTimerQueue} and moves every heap timer
- * into it; from then on the queue is stored for the rest of this backend's life (a restore starts
- * on the heap again). Both queues give the same order, (timestamp, key group), so moving changes no
- * firing order. If the budget cannot pay the store's staging buffer at that moment, the queue stays
- * on the heap, says so once, and tries again when it has doubled.
+ * into it, written once as one sorted run ({@link FlowKVTimerQueue#moveFrom}); from then on the
+ * queue is stored for the rest of this backend's life (a restore starts on the heap again). Both
+ * queues give the same order, (timestamp, key group), so moving changes no firing order. If the
+ * budget cannot pay the store's staging buffer at that moment, the queue stays on the heap, says so
+ * once, and tries again when it has doubled.
  *
  * <p>Like the two queues it wraps, it extends {@link HeapPriorityQueueSet} only so that Flink's
  * snapshot and restore wrapper accepts it; snapshots ask {@link #stored()} which form to write.
@@ -48,6 +49,9 @@ final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends HeapP
 
     /** The store, once the timers moved; null while they are on the heap. */
     @Nullable private FlowKVTimerQueue<T> stored;
+
+    /** Why a move into the store failed half-way; the queue refuses every operation after it. */
+    @Nullable private Exception failure;
 
     SpillingTimerQueue(
             String name,
@@ -75,12 +79,16 @@ final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends HeapP
     }
 
     private HeapPriorityQueueSet<T> active() {
+        if (failure != null) {
+            throw new IllegalStateException(
+                    "FlowKV timer queue " + name + " lost timers in a failed move", failure);
+        }
         return stored != null ? stored : heap;
     }
 
     @Override
     public boolean add(@Nonnull T element) {
-        if (stored == null && heap.size() >= moveAt) {
+        if (stored == null && failure == null && heap.size() >= moveAt) {
             moveToStore();
         }
         return active().add(element);
@@ -105,12 +113,20 @@ final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends HeapP
         long moved = heap.size();
         long started = System.nanoTime();
         try {
-            for (T timer = heap.poll(); timer != null; timer = heap.poll()) {
-                store.add(timer);
-            }
-        } catch (RuntimeException e) {
+            store.moveFrom(heap);
+        } catch (IOException | RuntimeException e) {
+            // The timers polled before the failure are in neither queue: this queue is unusable,
+            // and the task's restore from its last checkpoint brings them back.
+            failure = e;
             closeQuietly(store);
-            throw e;
+            throw new IllegalStateException(
+                    "FlowKV timer queue "
+                            + name
+                            + ": moving "
+                            + moved
+                            + " timers from the heap into the store failed; the task must restore"
+                            + " from its last checkpoint",
+                    e);
         }
         stored = store;
         LOG.info(

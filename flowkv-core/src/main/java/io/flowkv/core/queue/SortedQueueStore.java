@@ -262,6 +262,58 @@ public final class SortedQueueStore implements AutoCloseable {
         memtable.put(element, record(nextSeq++, kind));
     }
 
+    /**
+     * Fills an empty store with {@code ascending}, which must be strictly ascending in the store's
+     * order: one run written front to back, no memtable and no merges, so each element is written
+     * once. The run takes the tier its size would have reached by merging. For moving elements that
+     * are already sorted (a heap queue) into the store.
+     *
+     * @throws IllegalStateException if the store is not empty (nothing is changed)
+     * @throws IllegalArgumentException if an element is not above the one before it (nothing is
+     *     changed: the run is abandoned)
+     */
+    public void loadAscending(Iterator<byte[]> ascending) throws IOException {
+        checkOpen();
+        if (!memtable.isEmpty() || !runs.isEmpty()) {
+            throw new IllegalStateException(
+                    "loadAscending needs an empty store; " + directory + " holds elements");
+        }
+        long id = nextRunId++;
+        Path file = runFile(id);
+        long count = 0;
+        long bytes = 0;
+        long fileSize = -1;
+        long firstSeq = nextSeq;
+        try (SortedRunWriter writer = SortedRunWriter.create(io, file, id, staging)) {
+            byte[] previous = null;
+            while (ascending.hasNext()) {
+                byte[] element = Checks.checkNotNull("element", ascending.next());
+                if (previous != null && ORDER.compare(previous, element) >= 0) {
+                    throw new IllegalArgumentException(
+                            "loadAscending: element " + count + " is not above the one before it");
+                }
+                writer.add(element, record(firstSeq + count, ADD));
+                previous = element;
+                count++;
+                bytes += cost(element);
+            }
+            if (count > 0) {
+                fileSize = writer.finish();
+            } // else closing the writer deletes the empty run
+        }
+        if (count == 0) {
+            return;
+        }
+        int tier = 0;
+        for (long tierBytes = memtableLimit; tierBytes < bytes && tier < 62; tier++) {
+            tierBytes *= RUNS_PER_TIER;
+        }
+        install(openRun(id, tier, file, fileSize));
+        nextSeq = firstSeq + count;
+        size = count;
+        forgetHead();
+    }
+
     /** The smallest present element, or null if there is none. */
     public byte[] peek() throws IOException {
         checkOpen();

@@ -252,6 +252,70 @@ class SortedQueueStoreTest {
         return e == null ? "null" : HEX.formatHex(e);
     }
 
+    // ---------------------------------------------------------------- bulk load
+
+    /**
+     * A sorted load is one run at the tier its size reaches, then the store behaves as if the
+     * elements had been added: the same answers as the model under adds, removes (of loaded
+     * elements too, whose records then lie in the loaded run and in newer runs) and polls.
+     */
+    @Test
+    void shouldLoadAscendingAsOneRunThenMatchTheModel() throws IOException {
+        long seed = TestSeeds.base();
+        String replay = "seed " + seed + " (replay with -Dflowkv.seed=" + seed + ")";
+        SplittableRandom random = new SplittableRandom(seed);
+        store = open(dir.resolve("load"), 1024);
+        TreeSet<byte[]> model = new TreeSet<>(ORDER);
+        while (model.size() < 3_000) {
+            model.add(element(random, 512));
+        }
+        store.loadAscending(new ArrayList<>(model).iterator());
+        assertThat(store.runCount()).as(replay + ": runs after the load").isEqualTo(1);
+        assertMatches(model, replay + ": after the load");
+        for (int op = 0; op < 6_000; op++) {
+            String at = replay + ", operation " + op;
+            int dice = random.nextInt(10);
+            if (dice < 4) {
+                byte[] e = element(random, 512);
+                store.add(e);
+                model.add(e);
+            } else if (dice < 7 && !model.isEmpty()) {
+                byte[] e = pickPresent(model, random);
+                store.remove(e);
+                model.remove(e);
+            } else {
+                assertThat(hex(store.poll())).as(at + ": poll").isEqualTo(hex(model.pollFirst()));
+            }
+            if (op % 500 == 0) {
+                assertMatches(model, at);
+            }
+        }
+        assertMatches(model, replay + ": at the end");
+    }
+
+    @Test
+    void shouldRefuseALoadOutOfOrderOrIntoAStoreWithElements() throws IOException {
+        store = open(dir.resolve("refuse"), 1024);
+        byte[] a = {1, 0, 0, 0, 0, 0, 0, 0};
+        byte[] b = {2, 0, 0, 0, 0, 0, 0, 0};
+        assertThatThrownBy(() -> store.loadAscending(List.of(b, a).iterator()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("element 1 is not above");
+        assertThatThrownBy(() -> store.loadAscending(List.of(a, a).iterator()))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(store.isEmpty()).as("nothing loaded by a refused load").isTrue();
+        try (Stream<Path> files = Files.list(dir.resolve("refuse"))) {
+            assertThat(files).as("files left by refused loads").isEmpty();
+        }
+        store.loadAscending(List.<byte[]>of().iterator());
+        assertThat(store.isEmpty()).isTrue();
+        store.add(a);
+        assertThatThrownBy(() -> store.loadAscending(List.of(b).iterator()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("needs an empty store");
+        assertThat(hex(store.poll())).isEqualTo(hex(a));
+    }
+
     // ---------------------------------------------------------------- shape of the runs
 
     @Test
