@@ -9,6 +9,12 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.apache.flink.streaming.api.graph.StreamNode;
+import org.apache.flink.streaming.api.operators.AbstractUdfStreamOperator;
+import org.apache.flink.streaming.api.operators.SimpleOperatorFactory;
+import org.apache.flink.streaming.api.operators.StreamOperator;
+import org.apache.flink.streaming.api.operators.StreamOperatorFactory;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
 import org.junit.jupiter.api.Test;
@@ -17,6 +23,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -94,6 +101,28 @@ class SqlQueriesTest {
         }
     }
 
+    /**
+     * With {@code table.exec.async-state.enabled} the planner builds Flink's async-state operators
+     * (joins, group and window aggregates, dedup, TopN); on FlowKV they run through Flink's adaptor
+     * of a synchronous keyed backend and give HashMap's result without async state. The test fails
+     * if the plan holds no async-state operator, so it checks what it claims to.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = SqlQuery.class,
+            names = {"Q3", "Q4", "Q5", "Q8", "Q20"})
+    void shouldRunAsyncStateOperatorsOnFlowKV(SqlQuery query) throws Exception {
+        Fingerprint expected = run(query, "hashmap", 1);
+        Configuration conf = new Configuration();
+        conf.setString("table.exec.async-state.enabled", "true");
+        List<String> asyncOperators = new ArrayList<>();
+        Fingerprint actual = run(query, "flowkv", 1, conf, asyncOperators);
+        assertThat(asyncOperators)
+                .as("%s: async-state operators in the plan", query.id())
+                .isNotEmpty();
+        assertThat(actual).as("%s on flowkv with async state", query.id()).isEqualTo(expected);
+    }
+
     @Test
     void shouldParseSqlIds() {
         assertThat(SqlQuery.of("sql-q5")).isEqualTo(SqlQuery.Q5);
@@ -105,11 +134,44 @@ class SqlQueriesTest {
     }
 
     static Fingerprint run(SqlQuery query, String backend, int parallelism) throws Exception {
-        Configuration conf = new Configuration();
+        return run(query, backend, parallelism, new Configuration(), new ArrayList<>());
+    }
+
+    /**
+     * Runs {@code query} with {@code conf} on {@code backend}; adds to {@code asyncOperators} the
+     * class names of the plan's operators (or their functions) built on Flink's async state API.
+     */
+    static Fingerprint run(
+            SqlQuery query,
+            String backend,
+            int parallelism,
+            Configuration conf,
+            List<String> asyncOperators)
+            throws Exception {
         conf.set(StateBackendOptions.STATE_BACKEND, backend);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(parallelism);
         SqlQueries.buildJob(env, query, GENERATOR, 0, PARAMS);
+        StreamGraph graph = env.getStreamGraph(false);
+        for (StreamNode node : graph.getStreamNodes()) {
+            StreamOperatorFactory<?> factory = node.getOperatorFactory();
+            List<Object> parts = new ArrayList<>();
+            if (factory instanceof SimpleOperatorFactory) {
+                StreamOperator<?> operator = ((SimpleOperatorFactory<?>) factory).getOperator();
+                parts.add(operator);
+                if (operator instanceof AbstractUdfStreamOperator) {
+                    parts.add(((AbstractUdfStreamOperator<?, ?>) operator).getUserFunction());
+                }
+            } else if (factory != null) {
+                parts.add(factory);
+            }
+            for (Object part : parts) {
+                if (part.getClass().getName().contains("Async")
+                        && part.getClass().getName().contains("State")) {
+                    asyncOperators.add(part.getClass().getName());
+                }
+            }
+        }
         JobExecutionResult result = env.execute(query.id() + "-" + backend + "-p" + parallelism);
         Long records = result.getAccumulatorResult(Checksum.RECORDS);
         Long sum = result.getAccumulatorResult(Checksum.SUM);
