@@ -18,6 +18,10 @@ public final class StoreStats {
     long prefetchLoads;
     long bytesPrefetched;
     long partitionsStreamed;
+    long partitionLoads;
+    long valueBytesServedFromDisk;
+    long files;
+    long entries;
     long indexPageReads;
     long indexPageWrites;
     long indexScans;
@@ -77,6 +81,36 @@ public final class StoreStats {
      */
     public void addPartitionStreamed() {
         partitionsStreamed++;
+    }
+
+    /** A partition (AAR: one window partition) was replayed from its files into memory. */
+    public void addPartitionLoad() {
+        partitionLoads++;
+    }
+
+    /**
+     * A read returned {@code bytes} of values that were flushed (AUR: served from the data log or
+     * from a copy read ahead of the trigger), the denominator of {@link #readAmplification()}.
+     */
+    public void addValueBytesServedFromDisk(long bytes) {
+        valueBytesServedFromDisk += bytes;
+    }
+
+    /** The store's data and log files now: segments, not manifests or index scratch pages. */
+    public void setFiles(long count) {
+        files = count;
+    }
+
+    public void addFiles(long delta) {
+        files += delta;
+    }
+
+    /**
+     * What the store holds, in the unit it counts cheaply (see {@link #entries()}). Set where that
+     * number changes anyway: never per access.
+     */
+    public void setEntries(long count) {
+        entries = count;
     }
 
     /** An index log was read from start to end, {@code bytes} of frame payload (AUR). */
@@ -168,6 +202,28 @@ public final class StoreStats {
         return partitionsStreamed;
     }
 
+    public long partitionLoads() {
+        return partitionLoads;
+    }
+
+    public long valueBytesServedFromDisk() {
+        return valueBytesServedFromDisk;
+    }
+
+    public long files() {
+        return files;
+    }
+
+    /**
+     * An estimate of what the store holds, per store: RMW, the (key, namespace) entries of its
+     * index (entries still only in the write buffer count after the next flush); AUR, the (key,
+     * window) entries of its window stat table (a window registered by its trigger time alone
+     * counts too); AAR, its windows (an aligned window's keys are known only while it is read).
+     */
+    public long entries() {
+        return entries;
+    }
+
     /** Total on-disk bytes over live bytes; 1.0 when nothing is dead (or nothing is stored). */
     public double spaceAmplification() {
         long total = liveBytes + deadBytes;
@@ -180,6 +236,17 @@ public final class StoreStats {
     public double hitRatio() {
         long all = prefetchHits + prefetchMisses;
         return all == 0 ? Double.NaN : (double) prefetchHits / all;
+    }
+
+    /**
+     * Bytes read from the data files over the flushed value bytes that reads returned; NaN before
+     * any. Only the AUR store counts served bytes, so only its instances have a ratio; above 1 it
+     * counts frame headers, value lengths and windows read ahead but dropped before their trigger.
+     */
+    public double readAmplification() {
+        return valueBytesServedFromDisk == 0
+                ? Double.NaN
+                : (double) bytesRead / valueBytesServedFromDisk;
     }
 
     @Override
@@ -206,6 +273,14 @@ public final class StoreStats {
                 + prefetchMisses
                 + ", streamed="
                 + partitionsStreamed
+                + ", partitionLoads="
+                + partitionLoads
+                + ", servedFromDisk="
+                + valueBytesServedFromDisk
+                + ", files="
+                + files
+                + ", entries="
+                + entries
                 + ", indexPageReads="
                 + indexPageReads
                 + ", indexPageWrites="

@@ -30,11 +30,14 @@ final class FlowKVMetrics {
     enum Group {
         /** Budget used and total, bytes each state's stores hold. */
         MEMORY(FlowKVOptions.METRICS_MEMORY),
-        /** Live and dead bytes on disk, space amplification. */
+        /** Live and dead bytes on disk, space amplification, files, estimated entries. */
         SPACE(FlowKVOptions.METRICS_SPACE),
         /** Bytes appended, flushed, read, compacted; flushes and compactions. */
         IO(FlowKVOptions.METRICS_IO),
-        /** AUR prefetch hits and misses, AAR partitions streamed, index page I/O, scans. */
+        /**
+         * AUR prefetch hits and misses and read amplification, AAR partitions loaded and streamed,
+         * index page I/O, scans.
+         */
         READS(FlowKVOptions.METRICS_READS),
         /** Bytes the last checkpoint uploaded and reused, time of the restore. */
         CHECKPOINTS(FlowKVOptions.METRICS_CHECKPOINTS);
@@ -122,6 +125,8 @@ final class FlowKVMetrics {
                     s -> s.liveBytes() + s.deadBytes(),
                     StoreStats::liveBytes,
                     1.0);
+            gauge(group, "files", () -> sum(state, StoreStats::files));
+            gauge(group, "estimated-entries", () -> sum(state, StoreStats::entries));
         }
         if (groups.contains(Group.IO)) {
             gauge(group, "bytes-appended", () -> sum(state, StoreStats::bytesAppended));
@@ -145,6 +150,14 @@ final class FlowKVMetrics {
                     s -> s.prefetchHits() + s.prefetchMisses(),
                     0.0);
             gauge(group, "prefetch-loaded-bytes", () -> sum(state, StoreStats::bytesPrefetched));
+            ratio(
+                    group,
+                    "read-amplification",
+                    state,
+                    StoreStats::bytesRead,
+                    StoreStats::valueBytesServedFromDisk,
+                    0.0);
+            gauge(group, "partition-loads", () -> sum(state, StoreStats::partitionLoads));
             gauge(group, "partitions-streamed", () -> sum(state, StoreStats::partitionsStreamed));
             gauge(group, "index-page-reads", () -> sum(state, StoreStats::indexPageReads));
             gauge(group, "index-page-writes", () -> sum(state, StoreStats::indexPageWrites));

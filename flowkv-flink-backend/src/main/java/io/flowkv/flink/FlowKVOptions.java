@@ -123,7 +123,8 @@ public final class FlowKVOptions {
     public static final ConfigOption<Boolean> METRICS_SPACE =
             metricsOption(
                     "space",
-                    "per state live-bytes, dead-bytes, disk-bytes and space-amplification of its files");
+                    "per state live-bytes, dead-bytes, disk-bytes and space-amplification of its "
+                            + "files, files (data and log files) and estimated-entries");
 
     public static final ConfigOption<Boolean> METRICS_IO =
             metricsOption(
@@ -134,9 +135,10 @@ public final class FlowKVOptions {
     public static final ConfigOption<Boolean> METRICS_READS =
             metricsOption(
                     "reads",
-                    "per state prefetch-hits, prefetch-misses, prefetch-hit-ratio, prefetch-loaded-bytes "
-                            + "(AUR), partitions-streamed (AAR), index-page-reads, index-page-writes "
-                            + "(paged indexes), index-scans and chain-reads (AUR)");
+                    "per state prefetch-hits, prefetch-misses, prefetch-hit-ratio, prefetch-loaded-bytes, "
+                            + "read-amplification (AUR), partition-loads, partitions-streamed (AAR), "
+                            + "index-page-reads, index-page-writes (paged indexes), index-scans and "
+                            + "chain-reads (AUR)");
 
     public static final ConfigOption<Boolean> METRICS_CHECKPOINTS =
             metricsOption(

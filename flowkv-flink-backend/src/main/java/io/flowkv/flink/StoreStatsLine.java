@@ -30,6 +30,10 @@ final class StoreStatsLine {
         long live = 0;
         long dead = 0;
         long streamed = 0;
+        long partitionLoads = 0;
+        long served = 0;
+        long files = 0;
+        long entries = 0;
         for (StoreStats s : stats) {
             hits += s.prefetchHits();
             misses += s.prefetchMisses();
@@ -44,6 +48,10 @@ final class StoreStatsLine {
             live += s.liveBytes();
             dead += s.deadBytes();
             streamed += s.partitionsStreamed();
+            partitionLoads += s.partitionLoads();
+            served += s.valueBytesServedFromDisk();
+            files += s.files();
+            entries += s.entries();
         }
         return String.format(
                 Locale.ROOT,
@@ -51,7 +59,8 @@ final class StoreStatsLine {
                         + " prefetch_loads=%d bytes_prefetched=%d bytes_read=%d"
                         + " bytes_appended=%d bytes_flushed=%d flushes=%d compactions=%d"
                         + " bytes_compaction_written=%d live_bytes=%d dead_bytes=%d"
-                        + " partitions_streamed=%d",
+                        + " partitions_streamed=%d partition_loads=%d"
+                        + " value_bytes_served_from_disk=%d files=%d entries=%d",
                 MARKER,
                 state.replaceAll("\\s+", "_"),
                 pattern,
@@ -68,6 +77,10 @@ final class StoreStatsLine {
                 compactionWritten,
                 live,
                 dead,
-                streamed);
+                streamed,
+                partitionLoads,
+                served,
+                files,
+                entries);
     }
 }

@@ -18,11 +18,17 @@ class StoreStatsLineTest {
         a.addPrefetchMiss();
         a.addRead(100);
         a.addFlushed(40);
+        a.addPartitionLoad();
+        a.setFiles(3);
+        a.setEntries(10);
         StoreStats b = new StoreStats();
         b.addPrefetchHit();
         b.addRead(23);
         b.addCompaction(7);
         b.addPrefetchLoad(64);
+        b.addValueBytesServedFromDisk(99);
+        b.setFiles(2);
+        b.setEntries(5);
 
         String line = StoreStatsLine.of("window contents", StorePattern.AUR, List.of(a, b));
 
@@ -30,6 +36,9 @@ class StoreStatsLineTest {
                 .startsWith("flowkv-store-stats state=window_contents pattern=AUR instances=2 ")
                 .contains(" prefetch_hits=3 prefetch_misses=1 prefetch_loads=1")
                 .contains(" bytes_prefetched=64 bytes_read=123 ")
-                .contains(" bytes_flushed=40 flushes=1 compactions=1 bytes_compaction_written=7");
+                .contains(" bytes_flushed=40 flushes=1 compactions=1 bytes_compaction_written=7")
+                .endsWith(
+                        " partitions_streamed=0 partition_loads=1"
+                                + " value_bytes_served_from_disk=99 files=5 entries=15");
     }
 }

@@ -81,7 +81,7 @@ public final class AarStore implements AutoCloseable {
         WindowTable table = null;
         IoBuffer stagingBuffer = null;
         try {
-            table = new WindowTable(budget, options.partitions());
+            table = new WindowTable(budget, options.partitions(), stats);
             stagingBuffer =
                     IoBuffer.allocate(budget, options.ioBufferBytes(), "AAR staging buffer");
         } catch (RuntimeException e) {
@@ -95,7 +95,7 @@ public final class AarStore implements AutoCloseable {
         this.buffer =
                 new WriteBuffer(
                         budget, arenaChunkSize(options.writeBufferBytes(), budget.capacity()));
-        this.files = new SegmentFiles(this.io, options.directory(), staging, nextFileId);
+        this.files = new SegmentFiles(this.io, options.directory(), staging, stats, nextFileId);
         this.loader =
                 new PartitionLoader(
                         budget,
@@ -186,6 +186,7 @@ public final class AarStore implements AutoCloseable {
                 }
                 stats.addLiveBytes(p.fileLiveBytes);
                 stats.addDeadBytes(p.fileDeadBytes);
+                stats.addFiles(p.segmentCount());
             }
         }
     }

@@ -102,6 +102,9 @@ final class PartitionLoader implements AutoCloseable {
             throw e;
         }
         p.loadFailedWithin = -1;
+        if (fresh) {
+            stats.addPartitionLoad();
+        }
         return p.loaded;
     }
 

@@ -1,5 +1,6 @@
 package io.flowkv.core.aar;
 
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.LogFileHeader;
@@ -28,12 +29,14 @@ final class SegmentFiles {
     private final FileIo io;
     private final Path directory;
     private final IoBuffer staging;
+    private final StoreStats stats;
     private long nextFileId;
 
-    SegmentFiles(FileIo io, Path directory, IoBuffer staging, long nextFileId) {
+    SegmentFiles(FileIo io, Path directory, IoBuffer staging, StoreStats stats, long nextFileId) {
         this.io = io;
         this.directory = directory;
         this.staging = staging;
+        this.stats = stats;
         this.nextFileId = nextFileId;
     }
 
@@ -81,6 +84,7 @@ final class SegmentFiles {
             try {
                 p.writer = LogWriter.create(io, file, FileType.AAR_WINDOW, id, staging);
                 p.addSegment(id, LogFileHeader.LENGTH);
+                stats.addFiles(1);
                 return;
             } catch (FileAlreadyExistsException e) {
                 // Left by a run restored from an older manifest: not ours to touch, skip the id.
@@ -141,6 +145,7 @@ final class SegmentFiles {
             ids[i] = p.fileId(i);
         }
         p.clearSegments();
+        stats.addFiles(-count);
         for (long id : ids) {
             try {
                 io.delete(path(id));

@@ -1,5 +1,6 @@
 package io.flowkv.core.aar;
 
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.index.Hashing;
 import io.flowkv.core.index.LongHashIndex;
 import io.flowkv.core.memory.MemoryBudget;
@@ -17,15 +18,18 @@ final class WindowTable {
     private final LongHashIndex index;
     private final List<AarWindow> byId = new ArrayList<>();
     private final int partitions;
+    private final StoreStats stats;
     private int freeIds;
     private int[] freeIdStack = new int[8];
     private AarWindow last;
     private byte[] probe;
     private final LongHashIndex.KeyMatcher matcher = this::matchesProbe;
 
-    WindowTable(MemoryBudget budget, int partitions) {
+    /** {@code stats} gets the window count as the store's entries ({@link StoreStats#entries}). */
+    WindowTable(MemoryBudget budget, int partitions, StoreStats stats) {
         this.index = new LongHashIndex(budget, 16);
         this.partitions = partitions;
+        this.stats = stats;
     }
 
     AarWindow find(byte[] window) {
@@ -66,6 +70,7 @@ final class WindowTable {
             byId.set(id, w);
         }
         last = w;
+        stats.setEntries(index.size());
         return w;
     }
 
@@ -81,6 +86,7 @@ final class WindowTable {
         if (last == w) {
             last = null;
         }
+        stats.setEntries(index.size());
     }
 
     /** Live windows, in id order; a copy, so callers may remove while iterating. */

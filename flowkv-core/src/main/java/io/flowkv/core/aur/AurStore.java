@@ -171,8 +171,6 @@ public final class AurStore implements AutoCloseable {
     private long prefetchUsed;
     private long liveBytes;
     private long deadBytes;
-    private long dataBytesRead;
-    private long valueBytesServedFromDisk;
     private boolean closed;
 
     private AurStore(AurStoreOptions options, MemoryBudget budget) {
@@ -295,6 +293,7 @@ public final class AurStore implements AutoCloseable {
         int id = table.find(key, window);
         if (id == NO_ID) {
             id = table.insert(key, window, flushSeq);
+            stats.setEntries(table.size());
         }
         table.setFlags(id, table.flags(id) | EXPLICIT_ETT);
         updateEtt(id, ett);
@@ -366,13 +365,16 @@ public final class AurStore implements AutoCloseable {
      * again.
      */
     private int insertMakingRoom(byte[] key, byte[] window) throws IOException {
+        int id;
         try {
-            return table.insert(key, window, flushSeq);
+            id = table.insert(key, window, flushSeq);
         } catch (MemoryBudgetExceededException e) {
             flush();
             evictAllPrefetched();
-            return table.insert(key, window, flushSeq);
+            id = table.insert(key, window, flushSeq);
         }
+        stats.setEntries(table.size());
+        return id;
     }
 
     private void updateEtt(int id, long ett) {
@@ -582,6 +584,7 @@ public final class AurStore implements AutoCloseable {
                             id, indexWriter.file(), FileType.AUR_INDEX_LOG, indexWriter.size());
             indexSegments.add(activeIndex);
         }
+        publishSpace();
     }
 
     /** Creates log file {@code id}; if that fails, what was made of the file is deleted. */
@@ -679,6 +682,7 @@ public final class AurStore implements AutoCloseable {
         long end = values.capacity();
         boolean any = false;
         long at = 0;
+        long served = 0;
         while (at < end) {
             int length = end - at >= 4 ? values.getInt(at) : -1;
             if (length < 0 || length > end - at - 4) {
@@ -691,10 +695,11 @@ public final class AurStore implements AutoCloseable {
             ensureScratch(length);
             values.getBytes(at + 4, scratch, 0, length);
             consumer.accept(scratch, 0, length);
-            valueBytesServedFromDisk += length;
+            served += length;
             any = true;
             at += 4 + length;
         }
+        stats.addValueBytesServedFromDisk(served);
         return any;
     }
 
@@ -704,6 +709,7 @@ public final class AurStore implements AutoCloseable {
             throws IOException {
         boolean any = false;
         int at = from;
+        long served = 0;
         while (at < end) {
             int length = end - at >= 4 ? FrameDescriptor.readIntLE(buf, at) : -1;
             if (length < 0 || length > end - at - 4) {
@@ -713,10 +719,11 @@ public final class AurStore implements AutoCloseable {
                         "bad value length " + length + " in data frame");
             }
             consumer.accept(buf, at + 4, length);
-            valueBytesServedFromDisk += length;
+            served += length;
             any = true;
             at += 4 + length;
         }
+        stats.addValueBytesServedFromDisk(served);
         return any;
     }
 
@@ -1035,7 +1042,6 @@ public final class AurStore implements AutoCloseable {
             i = j;
         }
         shrinkScratch();
-        dataBytesRead += read;
         stats.addRead(read);
         stats.addPrefetchLoad(loaded);
         if (table.prefetched(requested) != null) {
@@ -1893,9 +1899,7 @@ public final class AurStore implements AutoCloseable {
 
     /** Data-log bytes read by gets over the bytes of flushed values they returned; NaN before. */
     public double readAmplification() {
-        return valueBytesServedFromDisk == 0
-                ? Double.NaN
-                : (double) dataBytesRead / valueBytesServedFromDisk;
+        return stats.readAmplification();
     }
 
     /**
@@ -1942,9 +1946,12 @@ public final class AurStore implements AutoCloseable {
                 + (dirty == null ? 0 : dirty.capacity());
     }
 
+    /** Publishes what the store holds on disk; called wherever a window or a log file goes. */
     private void publishSpace() {
         stats.setLiveBytes(liveBytes);
         stats.setDeadBytes(deadBytes);
+        stats.setFiles(dataSegments.size() + indexSegments.size());
+        stats.setEntries(table.size());
     }
 
     /**

@@ -154,7 +154,7 @@ public final class RmwStore implements AutoCloseable {
                             options.indexCacheBytes(),
                             1024);
             stage = IoBuffer.allocate(budget, options.ioBufferBytes(), "RMW staging buffer");
-            valueLog = new RmwValueLog(io, directory, stage, options.segmentRollBytes());
+            valueLog = new RmwValueLog(io, directory, stage, options.segmentRollBytes(), stats);
             reader = new RmwFrameReader(valueLog, stats);
         } catch (RuntimeException e) {
             if (stage != null) {
@@ -452,6 +452,8 @@ public final class RmwStore implements AutoCloseable {
                 throw u.getCause();
             }
             throw e;
+        } finally {
+            stats.setEntries(index.size());
         }
         buffer.reset();
         flushEpoch++;
@@ -555,6 +557,7 @@ public final class RmwStore implements AutoCloseable {
         } catch (UncheckedIOException e) {
             throw e.getCause();
         }
+        stats.setEntries(index.size());
         if (index.size() != m.entryCount()
                 || stats.liveBytes() != m.liveBytes()
                 || stats.deadBytes() != m.deadBytes()) {

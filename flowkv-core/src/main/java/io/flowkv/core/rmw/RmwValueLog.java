@@ -1,5 +1,6 @@
 package io.flowkv.core.rmw;
 
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.IoFailures;
@@ -27,7 +28,8 @@ import static io.flowkv.core.log.IoFailures.deleteQuietly;
  *                                                         segmentRollBytes
  * </pre>
  *
- * <p>Nothing here is synced on its own: {@link #syncAll} is called by a durable seal only.
+ * <p>Nothing here is synced on its own: {@link #syncAll} is called by a durable seal only. Every
+ * change of the segment list is published as the store's file count ({@link StoreStats#files}).
  */
 final class RmwValueLog {
     static final String PREFIX = "rmw-";
@@ -36,6 +38,7 @@ final class RmwValueLog {
     private final Path directory;
     private final IoBuffer staging;
     private final long segmentRollBytes;
+    private final StoreStats stats;
 
     /** Ordered by id; the active segment, if any, is the last. */
     private final List<RmwSegment> segments = new ArrayList<>();
@@ -46,11 +49,13 @@ final class RmwValueLog {
     private RmwSegment active;
     private int nextSegmentId;
 
-    RmwValueLog(FileIo io, Path directory, IoBuffer staging, long segmentRollBytes) {
+    RmwValueLog(
+            FileIo io, Path directory, IoBuffer staging, long segmentRollBytes, StoreStats stats) {
         this.io = io;
         this.directory = directory;
         this.staging = staging;
         this.segmentRollBytes = segmentRollBytes;
+        this.stats = stats;
     }
 
     /** The segments in id order (read-only view; copy it to iterate while the log changes). */
@@ -138,6 +143,7 @@ final class RmwValueLog {
             IoFailures.closeQuietly(s.channel, failure);
             deleteQuietly(io, s.path, failure);
         }
+        stats.setFiles(segments.size());
         if (writer != null && goodSize >= 0) {
             rollBack(goodSize, failure);
         }
@@ -146,11 +152,13 @@ final class RmwValueLog {
     /** Lists a segment found on restore (ids ascending). */
     void add(RmwSegment segment) {
         segments.add(segment);
+        stats.setFiles(segments.size());
     }
 
     /** Unlists, closes and deletes an immutable segment. */
     void delete(RmwSegment segment) throws IOException {
         segments.remove(segment);
+        stats.setFiles(segments.size());
         segment.channel.close();
         io.delete(segment.path);
     }
@@ -241,6 +249,7 @@ final class RmwValueLog {
         writer = w;
         active = new RmwSegment(id, path, channel, w.size());
         segments.add(active);
+        stats.setFiles(segments.size());
     }
 
     /** Unlike {@link IoFailures#closeQuietly}, also collects runtime failures of the close. */

@@ -69,6 +69,8 @@ class AarStoreModelTest {
 
         private long partitionsStreamed;
 
+        private long partitionLoads;
+
         /** A budget too small for the partitions this run builds: reads must stream. */
         private final boolean tight;
 
@@ -127,6 +129,9 @@ class AarStoreModelTest {
                 assertThat(store.windowCount())
                         .as("%s: windows holding data", where())
                         .isEqualTo(model.size());
+                assertThat(store.stats().entries())
+                        .as("%s: windows in the stats", where())
+                        .isEqualTo(model.size());
             }
             checkForEach();
             assertThat(injectedFailures).as("%s: injected write failures", where()).isPositive();
@@ -138,6 +143,10 @@ class AarStoreModelTest {
                 assertThat(partitionsStreamed + store.stats().partitionsStreamed())
                         .as("%s: partitions read by streaming", where())
                         .isPositive();
+            } else {
+                assertThat(partitionLoads + store.stats().partitionLoads())
+                        .as("%s: partitions loaded", where())
+                        .isPositive();
             }
             for (String window : new ArrayList<>(model.keySet())) {
                 removeWindow(window);
@@ -145,6 +154,7 @@ class AarStoreModelTest {
             assertThat(store.windowCount()).isZero();
             assertThat(store.stats().liveBytes()).as("%s: live bytes", where()).isZero();
             assertThat(store.stats().deadBytes()).as("%s: dead bytes", where()).isZero();
+            assertThat(store.stats().files()).as("%s: files in the stats", where()).isZero();
             assertThat(logFiles())
                     .as("%s: log files after removing every window", where())
                     .isEmpty();
@@ -254,10 +264,17 @@ class AarStoreModelTest {
             flushes += store.stats().flushes();
             bytesRead += store.stats().bytesRead();
             partitionsStreamed += store.stats().partitionsStreamed();
+            partitionLoads += store.stats().partitionLoads();
+            assertThat(store.stats().files())
+                    .as("%s: files in the stats vs sealed", where())
+                    .isEqualTo(sealed.files().size());
             store.close();
             assertThat(budget.used()).as("%s: budget after close", where()).isZero();
             assertThat(io.openChannels()).as("%s: open channels after close", where()).isZero();
             store = AarStore.restore(options, budget, sealed.manifest());
+            assertThat(store.stats().files())
+                    .as("%s: files in the stats after restore", where())
+                    .isEqualTo(sealed.files().size());
         }
 
         private void checkForEach() throws IOException {

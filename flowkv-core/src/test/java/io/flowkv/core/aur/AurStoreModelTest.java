@@ -182,9 +182,15 @@ class AurStoreModelTest {
                 }
             } else if (r < 905) {
                 SealedStore sealed = store.seal();
+                assertThat(store.stats().files())
+                        .as(at + " files in the stats vs sealed")
+                        .isEqualTo(sealed.files().size());
                 store.close();
                 assertThat(budget.used()).as(at + " budget between close and restore").isZero();
                 store = AurStore.restore(options, budget, sealed.manifest());
+                assertThat(store.stats().files())
+                        .as(at + " files in the stats after restore")
+                        .isEqualTo(sealed.files().size());
             } else if (r < 960) {
                 if (!fired.isEmpty()) {
                     Session s = fired.get(rnd.nextInt(fired.size()));
@@ -204,6 +210,9 @@ class AurStoreModelTest {
                     .as(at + " prefetch buffer bound")
                     .isLessThanOrEqualTo(prefetchLimit);
             assertThat(store.stats().liveBytes()).as(at).isGreaterThanOrEqualTo(0);
+            assertThat(store.stats().entries())
+                    .as(at + " windows in the stats")
+                    .isEqualTo(store.liveWindows());
             assertThat(store.memoryUsed())
                     .as(at + " every byte held is charged to the budget")
                     .isEqualTo(budget.used());

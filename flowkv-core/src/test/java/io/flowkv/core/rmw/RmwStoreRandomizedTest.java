@@ -147,6 +147,9 @@ class RmwStoreRandomizedTest {
                 for (SealedStore.SealedFile f : sealed.files()) {
                     assertThat(Files.size(f.path())).as(at + " " + f).isEqualTo(f.length());
                 }
+                assertThat(store.stats().files())
+                        .as(at + " files in the stats vs sealed")
+                        .isEqualTo(sealed.files().size());
                 flushes += store.stats().flushes();
                 compactions += store.stats().compactions();
                 lastIndexPageWrites += store.stats().indexPageWrites();
@@ -156,6 +159,12 @@ class RmwStoreRandomizedTest {
                 assertThat(io.openChannels()).as(at + " open channels after close").isZero();
                 store = RmwStore.restore(options, budget, sealed.manifest());
                 checkAll(model, at + " after restore");
+                assertThat(store.stats().files())
+                        .as(at + " files in the stats after restore")
+                        .isEqualTo(sealed.files().size());
+                assertThat(store.stats().entries())
+                        .as(at + " entries in the stats after restore")
+                        .isEqualTo(model.size());
             }
             assertThat(store.stats().spaceAmplification())
                     .as(at + " space amplification " + store.stats())
@@ -232,14 +241,18 @@ class RmwStoreRandomizedTest {
                             m.getValue().length);
         }
         assertThat(store.stats().liveBytes()).as(at + " live bytes").isEqualTo(live);
+        assertThat(store.stats().entries()).as(at + " entries").isEqualTo(model.size());
         long frames = 0;
+        long logs = 0;
         try (Stream<Path> files = Files.list(directory)) {
             for (Path f : (Iterable<Path>) files::iterator) {
                 if (f.getFileName().toString().endsWith(".log")) {
                     frames += Files.size(f) - 32;
+                    logs++;
                 }
             }
         }
+        assertThat(store.stats().files()).as(at + " log files on disk").isEqualTo(logs);
         assertThat(store.stats().liveBytes() + store.stats().deadBytes())
                 .as(at + " live + dead = bytes of frames on disk")
                 .isEqualTo(frames);
