@@ -140,6 +140,7 @@ class AarStoreModelTest {
                     .as("%s: bytes loaded", where())
                     .isPositive();
             if (tight) {
+                fireAWindowLargerThanTheBudget();
                 assertThat(partitionsStreamed + store.stats().partitionsStreamed())
                         .as("%s: partitions read by streaming", where())
                         .isPositive();
@@ -250,6 +251,27 @@ class AarStoreModelTest {
                         .as("%s: fired and cleared window %s", where(), window)
                         .isFalse();
             }
+        }
+
+        /**
+         * A window of four times the budget's bytes, flushed and fired: no partition of it can be
+         * loaded, so reading it must stream, whatever the random steps before left in the store.
+         */
+        private void fireAWindowLargerThanTheBudget() throws IOException {
+            String window = "large-window";
+            for (long bytes = 0; bytes <= 4 * budget.capacity(); bytes += 1000) {
+                String key = "large-key-" + (bytes / 1000 % 64);
+                byte[] value = new byte[1000];
+                for (int i = 0; i < value.length; i++) {
+                    value[i] = (byte) rnd.nextInt();
+                }
+                store.append(bytes(key), bytes(window), value);
+                model.computeIfAbsent(window, w -> new LinkedHashMap<>())
+                        .computeIfAbsent(key, k -> new ArrayList<>())
+                        .add(HEX.formatHex(value));
+            }
+            store.flush();
+            fireWindow(window, true);
         }
 
         private void sealAndRestore() throws IOException {
