@@ -39,6 +39,7 @@ final class StoreBinder {
         if (registered.storage == null) {
             StoreSelector.Choice choice =
                     selector.choose(
+                            operatorIdentifier,
                             registered.name(),
                             registered.metaInfo.getStateType(),
                             registered.metaInfo.getNamespaceSerializer(),

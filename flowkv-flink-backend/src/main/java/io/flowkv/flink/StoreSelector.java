@@ -2,21 +2,40 @@ package io.flowkv.flink;
 
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 
 import java.util.Collection;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Chooses the store of a state from what Flink's window operators register (DESIGN.md §4): the
  * descriptor type says append (list) or read-modify-write (aggregating, reducing); the namespace
- * serializer and a registered merging window set say aligned or unaligned. An explicit override for
- * the operator wins over all of it.
+ * serializer and a registered merging window set say aligned or unaligned. Flink SQL's window
+ * operators are recognised by their operator class and state names (window join rows: AAR; window
+ * aggregate accumulators: RMW). An explicit override for the operator wins over all of it.
  */
 final class StoreSelector {
     static final String WINDOW_CONTENTS = "window-contents";
     static final String MERGING_WINDOW_SET = "merging-window-set";
+
+    /**
+     * Flink SQL's window join operators (window TVF joins): each side's rows in a list state per
+     * window end ({@code Long} namespace), read and cleared when the window ends for the key. For
+     * TUMBLE, HOP and CUMULATE windows that is the same instant for every key: AAR's pattern.
+     */
+    static final Set<String> SQL_WINDOW_JOINS =
+            Set.of("WindowJoinOperator", "AsyncStateWindowJoinOperator");
+
+    static final Set<String> SQL_WINDOW_JOIN_ROWS = Set.of("left-records", "right-records");
+
+    /** Flink SQL's window aggregate operators: an accumulator per key and slice end. */
+    static final Set<String> SQL_WINDOW_AGGREGATES =
+            Set.of("WindowAggOperator", "AsyncStateWindowAggOperator");
+
+    static final String SQL_WINDOW_ACCUMULATORS = "window-aggs";
 
     /** The decision and why, for the log line. */
     record Choice(StorePattern pattern, String reason) {}
@@ -28,6 +47,7 @@ final class StoreSelector {
     }
 
     Choice choose(
+            String operatorIdentifier,
             String stateName,
             StateDescriptor.Type type,
             TypeSerializer<?> namespaceSerializer,
@@ -36,8 +56,27 @@ final class StoreSelector {
         boolean globalWindow = namespaceSerializer instanceof GlobalWindow.Serializer;
         boolean windowContents = WINDOW_CONTENTS.equals(stateName);
         boolean merging = registeredStateNames.contains(MERGING_WINDOW_SET);
+        String operator = operatorClass(operatorIdentifier);
+        boolean sliceEnd = namespaceSerializer instanceof LongSerializer;
         Choice detected;
-        if (type == StateDescriptor.Type.LIST && (timeWindow || globalWindow || windowContents)) {
+        if (type == StateDescriptor.Type.LIST
+                && sliceEnd
+                && SQL_WINDOW_JOINS.contains(operator)
+                && SQL_WINDOW_JOIN_ROWS.contains(stateName)) {
+            detected =
+                    new Choice(
+                            StorePattern.AAR,
+                            "list state, SQL window join rows buffered per window end");
+        } else if (type == StateDescriptor.Type.VALUE
+                && sliceEnd
+                && SQL_WINDOW_AGGREGATES.contains(operator)
+                && SQL_WINDOW_ACCUMULATORS.equals(stateName)) {
+            detected =
+                    new Choice(
+                            StorePattern.RMW,
+                            "value state, SQL window aggregate accumulators per slice");
+        } else if (type == StateDescriptor.Type.LIST
+                && (timeWindow || globalWindow || windowContents)) {
             if (merging) {
                 detected = new Choice(StorePattern.AUR, "list state, merging window assigner");
             } else if (globalWindow) {
@@ -73,5 +112,14 @@ final class StoreSelector {
                     "override " + forced + " applies to list state only; " + detected.reason());
         }
         return new Choice(forced, "configured override (state.backend.flowkv.pattern-override)");
+    }
+
+    /**
+     * The operator's class from Flink's operator identifier, {@code <simple class name>_<operator
+     * id>_(<subtask>/<parallelism>)}.
+     */
+    static String operatorClass(String operatorIdentifier) {
+        int end = operatorIdentifier.indexOf('_');
+        return end < 0 ? operatorIdentifier : operatorIdentifier.substring(0, end);
     }
 }
