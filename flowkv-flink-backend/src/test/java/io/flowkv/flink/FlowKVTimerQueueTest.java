@@ -43,7 +43,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * restored into stored or heap queues, at the same or at another key-group range.
  */
 class FlowKVTimerQueueTest {
-    private static final int KEY_GROUPS = 128;
+    /** Key groups of every backend and queue here, and of SpillingTimerQueueTest. */
+    static final int KEY_GROUPS = 128;
+
     private static final String QUEUE = "_timer_state/event_user-timers";
 
     /** Heap limit of {@code timer-service: AUTO} here: 5,000 timers move, on restore too. */
@@ -303,27 +305,27 @@ class FlowKVTimerQueueTest {
         return describe(heapHead);
     }
 
-    private static int order(
+    static int order(
             TimerHeapInternalTimer<Integer, VoidNamespace> a,
             TimerHeapInternalTimer<Integer, VoidNamespace> b) {
         int byTime = Long.compare(a.getTimestamp(), b.getTimestamp());
         return byTime != 0 ? byTime : Integer.compare(group(a), group(b));
     }
 
-    private static int group(TimerHeapInternalTimer<Integer, VoidNamespace> timer) {
+    static int group(TimerHeapInternalTimer<Integer, VoidNamespace> timer) {
         return KeyGroupRangeAssignment.assignToKeyGroup(timer.getKey(), KEY_GROUPS);
     }
 
-    private static String describe(TimerHeapInternalTimer<Integer, VoidNamespace> timer) {
+    static String describe(TimerHeapInternalTimer<Integer, VoidNamespace> timer) {
         return timer == null ? "none" : timer.getTimestamp() + "/" + timer.getKey();
     }
 
-    private static TimerHeapInternalTimer<Integer, VoidNamespace> timer(long time, int key) {
+    static TimerHeapInternalTimer<Integer, VoidNamespace> timer(long time, int key) {
         return new TimerHeapInternalTimer<>(time, key, VoidNamespace.INSTANCE);
     }
 
     /** A fresh copy: the heap queue keeps the object it is given. */
-    private static TimerHeapInternalTimer<Integer, VoidNamespace> timer(
+    static TimerHeapInternalTimer<Integer, VoidNamespace> timer(
             TimerHeapInternalTimer<Integer, VoidNamespace> timer) {
         return timer(timer.getTimestamp(), timer.getKey());
     }

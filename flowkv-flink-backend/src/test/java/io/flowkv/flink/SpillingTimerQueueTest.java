@@ -7,7 +7,6 @@ import io.flowkv.core.queue.SortedQueueStore;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.runtime.state.KeyExtractorFunction;
 import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.PriorityComparator;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -26,6 +25,11 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 
+import static io.flowkv.flink.FlowKVTimerQueueTest.KEY_GROUPS;
+import static io.flowkv.flink.FlowKVTimerQueueTest.describe;
+import static io.flowkv.flink.FlowKVTimerQueueTest.group;
+import static io.flowkv.flink.FlowKVTimerQueueTest.order;
+import static io.flowkv.flink.FlowKVTimerQueueTest.timer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -33,7 +37,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the heap queue's answers before, during and after the move.
  */
 class SpillingTimerQueueTest {
-    private static final int KEY_GROUPS = 128;
     private static final int LIMIT = 500;
 
     @TempDir Path temp;
@@ -190,30 +193,5 @@ class SpillingTimerQueueTest {
             out.add(describe(t));
         }
         return out;
-    }
-
-    private static int order(
-            TimerHeapInternalTimer<Integer, VoidNamespace> a,
-            TimerHeapInternalTimer<Integer, VoidNamespace> b) {
-        int byTime = Long.compare(a.getTimestamp(), b.getTimestamp());
-        return byTime != 0 ? byTime : Integer.compare(group(a), group(b));
-    }
-
-    private static int group(TimerHeapInternalTimer<Integer, VoidNamespace> timer) {
-        return KeyGroupRangeAssignment.assignToKeyGroup(timer.getKey(), KEY_GROUPS);
-    }
-
-    private static String describe(TimerHeapInternalTimer<Integer, VoidNamespace> timer) {
-        return timer == null ? "none" : timer.getTimestamp() + "/" + timer.getKey();
-    }
-
-    /** A fresh copy: a heap queue keeps the object it is given. */
-    private static TimerHeapInternalTimer<Integer, VoidNamespace> timer(
-            TimerHeapInternalTimer<Integer, VoidNamespace> timer) {
-        return timer(timer.getTimestamp(), timer.getKey());
-    }
-
-    private static TimerHeapInternalTimer<Integer, VoidNamespace> timer(long time, int key) {
-        return new TimerHeapInternalTimer<>(time, key, VoidNamespace.INSTANCE);
     }
 }

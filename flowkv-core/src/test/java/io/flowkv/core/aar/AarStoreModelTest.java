@@ -168,14 +168,19 @@ class AarStoreModelTest {
             String key = randomKey();
             String window = randomWindow();
             byte[] value =
-                    new byte[rnd.nextInt(100) < 2 ? 4096 + rnd.nextInt(3000) : rnd.nextInt(60)];
-            for (int i = 0; i < value.length; i++) {
-                value[i] = (byte) rnd.nextInt();
-            }
+                    randomValue(rnd.nextInt(100) < 2 ? 4096 + rnd.nextInt(3000) : rnd.nextInt(60));
             store.append(bytes(key), bytes(window), value);
             model.computeIfAbsent(window, w -> new LinkedHashMap<>())
                     .computeIfAbsent(key, k -> new ArrayList<>())
                     .add(HEX.formatHex(value));
+        }
+
+        private byte[] randomValue(int length) {
+            byte[] value = new byte[length];
+            for (int i = 0; i < value.length; i++) {
+                value[i] = (byte) rnd.nextInt();
+            }
+            return value;
         }
 
         /**
@@ -261,10 +266,7 @@ class AarStoreModelTest {
             String window = "large-window";
             for (long bytes = 0; bytes <= 4 * budget.capacity(); bytes += 1000) {
                 String key = "large-key-" + (bytes / 1000 % 64);
-                byte[] value = new byte[1000];
-                for (int i = 0; i < value.length; i++) {
-                    value[i] = (byte) rnd.nextInt();
-                }
+                byte[] value = randomValue(1000);
                 store.append(bytes(key), bytes(window), value);
                 model.computeIfAbsent(window, w -> new LinkedHashMap<>())
                         .computeIfAbsent(key, k -> new ArrayList<>())
