@@ -173,7 +173,16 @@ public final class RmwStore implements AutoCloseable {
         this.staging = stage;
         this.log = valueLog;
         this.frames = reader;
-        this.compactor = new RmwCompactor(log, idx, stats, io, options.ioBufferBytes(), hashMask);
+        this.compactor =
+                new RmwCompactor(
+                        log,
+                        idx,
+                        stats,
+                        io,
+                        options.ioBufferBytes(),
+                        hashMask,
+                        budget,
+                        options.writeBufferBytes());
     }
 
     /** A new, empty store in {@code options.directory()}, which must hold no RMW files. */

@@ -166,6 +166,41 @@ class RmwStoreTest {
         }
     }
 
+    /**
+     * A compaction consults the index in its page order too: with 30k live keys in a 256-page index
+     * and a 16-page cache, looking every frame up in log order read about one page per frame (60k
+     * reads for the lookups and the repointing); one batch in page order reads each page at most
+     * twice (once to find the live frames, once to point the index at their copies).
+     */
+    @Test
+    void shouldCompactAgainstASpillingIndexOnePageAtATime() throws IOException {
+        store =
+                RmwStore.open(
+                        options()
+                                .writeBufferBytes(4 << 20)
+                                .indexCacheBytes(RmwStoreOptions.MIN_INDEX_CACHE_BYTES)
+                                .maxSpaceAmplification(100)
+                                .build(),
+                        new MemoryBudget(64L << 20));
+        for (int i = 0; i < 30_000; i++) {
+            store.put(b("key" + i), b("w"), b("v" + i));
+        }
+        store.flush();
+        for (int i = 0; i < 30_000; i += 2) {
+            store.put(b("key" + i), b("w"), b("u" + i));
+        }
+        store.flush();
+        long readsBefore = store.stats().indexPageReads();
+        store.compact();
+        long reads = store.stats().indexPageReads() - readsBefore;
+        assertThat(store.stats().compactions()).isEqualTo(1);
+        assertThat(reads).as("index pages read by one compaction").isLessThanOrEqualTo(2 * 256);
+        for (int i = 0; i < 30_000; i++) {
+            assertThat(store.get(b("key" + i), b("w"))).isEqualTo(b((i % 2 == 0 ? "u" : "v") + i));
+        }
+        assertThat(store.stats().deadBytes()).isZero();
+    }
+
     @Test
     void shouldRemoveFromBufferAndLog() throws IOException {
         store = RmwStore.open(options().build(), budget);
