@@ -76,6 +76,9 @@ public final class RmwStore implements AutoCloseable {
 
     private static final int MAX_ARENA_CHUNK = 1 << 20;
 
+    /** Values from the write buffer up to this size are copied into a buffer kept for the next. */
+    private static final int KEPT_VALUE_BYTES = 64 << 10;
+
     private final RmwStoreOptions options;
     private final MemoryBudget budget;
     private final FileIo io;
@@ -98,6 +101,12 @@ public final class RmwStore implements AutoCloseable {
 
     /** Holds the last frame read from the log (or a value copied out of the write buffer). */
     private final RmwFrameReader frames;
+
+    /** Where {@link #locate} put the value: the frame reader's buffer or {@link #bufferedValue}. */
+    private byte[] foundIn;
+
+    /** A value found in the write buffer, copied out; kept for values up to 64 KiB. */
+    private byte[] bufferedValue = new byte[64];
 
     /** Length of the value {@link #locate} found. */
     private int foundLength;
@@ -223,17 +232,21 @@ public final class RmwStore implements AutoCloseable {
         if (at < 0) {
             return false;
         }
-        consumer.accept(frames.array(), at, foundLength);
+        consumer.accept(foundIn, at, foundLength);
         return true;
     }
 
     /** The value of (key, namespace) as a new array, or null. */
     public byte[] get(byte[] key, byte[] namespace) throws IOException {
         int at = locate(key, namespace);
-        return at < 0 ? null : Arrays.copyOfRange(frames.array(), at, at + foundLength);
+        return at < 0 ? null : Arrays.copyOfRange(foundIn, at, at + foundLength);
     }
 
-    /** Puts the value into the read buffer; returns its offset there or -1 if absent. */
+    /**
+     * Puts the value into {@link #foundIn}; returns its offset there or -1 if absent. A value from
+     * the write buffer is copied into a buffer of its own, so that the frame reader keeps the last
+     * frame it verified (see {@link #readFrameUnchecked}).
+     */
     private int locate(byte[] key, byte[] namespace) throws IOException {
         checkOpen();
         setLookup(key, namespace);
@@ -244,14 +257,21 @@ public final class RmwStore implements AutoCloseable {
                 return -1;
             }
             foundLength = buffer.valueLength(rec);
-            frames.ensureCapacity(foundLength);
-            frames.forget();
-            buffer.copyValue(rec, frames.array(), 0);
+            byte[] into = bufferedValue;
+            if (into.length < foundLength) {
+                into = new byte[foundLength];
+                if (foundLength <= KEPT_VALUE_BYTES) {
+                    bufferedValue = into;
+                }
+            }
+            buffer.copyValue(rec, into, 0);
+            foundIn = into;
             return 0;
         }
         if (lookupLog(hash, logMatchesKey) == NONE) {
             return -1;
         }
+        foundIn = frames.array();
         int payload = FRAME_PAYLOAD;
         foundLength = RmwRecordDescriptor.valueLength(frames.array(), payload);
         return payload + HEADER + key.length + namespace.length;
@@ -701,7 +721,15 @@ public final class RmwStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Reads and verifies the frame at {@code pos}, unless the read buffer holds it verified
+     * already: a map state's iteration gets an entry and then removes it, and the remove's key
+     * check would read the same frame again.
+     */
     private int readFrameUnchecked(long pos) {
+        if (frames.position() == pos) {
+            return frames.length();
+        }
         try {
             return frames.read(pos);
         } catch (IOException e) {

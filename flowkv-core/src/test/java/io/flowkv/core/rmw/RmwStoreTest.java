@@ -201,6 +201,35 @@ class RmwStoreTest {
         assertThat(store.stats().deadBytes()).isZero();
     }
 
+    /**
+     * A map state's iteration gets an entry and removes it, reading other keys from the write
+     * buffer in between: the remove's key check finds the frame the get verified, without reading
+     * it again.
+     */
+    @Test
+    void shouldNotReadAFrameAgainToRemoveTheKeyJustRead() throws IOException {
+        store = RmwStore.open(options().build(), budget);
+        for (int i = 0; i < 100; i++) {
+            store.put(b("entry" + i), b("w"), b("value" + i));
+        }
+        store.flush();
+        store.put(b("chunk"), b("w"), b("in the write buffer"));
+        for (int i = 0; i < 100; i++) {
+            long before = store.stats().bytesRead();
+            assertThat(store.get(b("entry" + i), b("w"))).isEqualTo(b("value" + i));
+            long afterGet = store.stats().bytesRead();
+            assertThat(afterGet).as("the get reads the frame").isGreaterThan(before);
+            assertThat(store.get(b("chunk"), b("w"))).isEqualTo(b("in the write buffer"));
+            assertThat(store.remove(b("entry" + i), b("w"))).isTrue();
+            assertThat(store.stats().bytesRead())
+                    .as("the remove reads nothing")
+                    .isEqualTo(afterGet);
+            assertThat(store.get(b("entry" + i), b("w"))).isNull();
+        }
+        store.flush();
+        assertThat(store.size()).isEqualTo(1);
+    }
+
     @Test
     void shouldRemoveFromBufferAndLog() throws IOException {
         store = RmwStore.open(options().build(), budget);
