@@ -20,7 +20,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -49,7 +48,7 @@ import java.util.function.BiConsumer;
  * snapshots stream the timers from the store ({@link #forEachSerialized}); {@link #toArray} and
  * {@link #iterator} materialise every timer and are there for Flink's generic paths only.
  */
-final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPriorityQueueSet<T>
+final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends TimerQueueSet<T>
         implements Closeable {
     /** Bytes of the priority prefix of a {@code TimerSerializer} record (the timestamp). */
     static final int PRIORITY_BYTES = Long.BYTES;
@@ -81,8 +80,7 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
             KeyExtractorFunction<T> keyExtractor,
             KeyGroupRange keyGroupRange,
             int totalKeyGroups) {
-        // The superclass's heap stays empty: its comparator is never called.
-        super((left, right) -> 0, keyExtractor, 1, keyGroupRange, totalKeyGroups);
+        super(keyExtractor, keyGroupRange, totalKeyGroups);
         this.store = store;
         this.serializer = serializer;
         this.keyExtractor = keyExtractor;
@@ -182,15 +180,6 @@ final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends HeapPri
     @Override
     public int size() {
         return (int) Math.min(Integer.MAX_VALUE, store.size());
-    }
-
-    @Override
-    public void addAll(@Nullable Collection<? extends T> toAdd) {
-        if (toAdd != null) {
-            for (T element : toAdd) {
-                add(element);
-            }
-        }
     }
 
     @Override

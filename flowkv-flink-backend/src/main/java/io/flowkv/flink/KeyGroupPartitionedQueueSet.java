@@ -13,7 +13,6 @@ import javax.annotation.Nonnull;
 import javax.annotation.Nullable;
 
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.NoSuchElementException;
@@ -34,7 +33,7 @@ import java.util.Set;
  * key groups compares an int on ties.
  */
 final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
-        extends HeapPriorityQueueSet<T> {
+        extends TimerQueueSet<T> {
 
     private final PriorityComparator<T> comparator;
     private final KeyExtractorFunction<T> keyExtractor;
@@ -61,7 +60,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
             int minimumCapacity,
             KeyGroupRange keyGroupRange,
             int totalKeyGroups) {
-        super(comparator, keyExtractor, 1, keyGroupRange, totalKeyGroups);
+        super(comparator, keyExtractor, keyGroupRange, totalKeyGroups);
         this.comparator = comparator;
         this.keyExtractor = keyExtractor;
         this.keyGroupRange = keyGroupRange;
@@ -159,15 +158,6 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
     @Override
     public int size() {
         return size;
-    }
-
-    @Override
-    public void addAll(@Nullable Collection<? extends T> toAdd) {
-        if (toAdd != null) {
-            for (T element : toAdd) {
-                add(element);
-            }
-        }
     }
 
     @Override

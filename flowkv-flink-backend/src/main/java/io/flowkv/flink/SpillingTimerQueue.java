@@ -16,7 +16,6 @@ import javax.annotation.Nullable;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.util.Collection;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -36,7 +35,7 @@ import java.util.function.Supplier;
  * <p>Like the two queues it wraps, it extends {@link HeapPriorityQueueSet} only so that Flink's
  * snapshot and restore wrapper accepts it; snapshots ask {@link #stored()} which form to write.
  */
-final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends HeapPriorityQueueSet<T>
+final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends TimerQueueSet<T>
         implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(SpillingTimerQueue.class);
 
@@ -61,8 +60,7 @@ final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends HeapP
             KeyExtractorFunction<T> keyExtractor,
             KeyGroupRange keyGroupRange,
             int totalKeyGroups) {
-        // The superclass's heap stays empty: its comparator is never called.
-        super((left, right) -> 0, keyExtractor, 1, keyGroupRange, totalKeyGroups);
+        super(keyExtractor, keyGroupRange, totalKeyGroups);
         if (heapLimit < 1) {
             throw new IllegalArgumentException("heap limit " + heapLimit + " < 1");
         }
@@ -167,15 +165,6 @@ final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends HeapP
     @Override
     public int size() {
         return active().size();
-    }
-
-    @Override
-    public void addAll(@Nullable Collection<? extends T> toAdd) {
-        if (toAdd != null) {
-            for (T element : toAdd) {
-                add(element);
-            }
-        }
     }
 
     @Override
