@@ -1,5 +1,6 @@
 package io.flowkv.nexmark;
 
+import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -7,15 +8,22 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple4;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
+import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.Trigger;
 import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;
 
+import java.util.Collection;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -39,6 +47,11 @@ import java.util.Map;
  *       does not: the auction, the firing's number (a per-key {@code ValueState} in the window
  *       function's global state) and how many elements the window held (always {@link
  *       #COUNT_WINDOW}; a backend losing or repeating an element changes it).
+ *   <li>{@code custom}: q7's highest bid per bidder, in tumbling windows of {@code window} that a
+ *       custom, non-merging assigner ({@link StaggeredWindows}) shifts by an offset of each
+ *       bidder's own: every bidder's windows end at other times, so they fire per key all through
+ *       the run instead of all keys at once (the paper's unaligned reads on a window that Flink
+ *       does not call a session).
  * </ul>
  */
 final class GeneralWorkloads {
@@ -107,6 +120,17 @@ final class GeneralWorkloads {
                 .process(new CountFired(), Queries.Output.TYPE)
                 .uid("count")
                 .name("count");
+    }
+
+    /** Output {@code (bidder, window end, highest price, bid count)} per bidder and window. */
+    static DataStream<Tuple4<Long, Long, Long, Long>> custom(
+            DataStream<Event> events, QueryParams params) {
+        return bids(events)
+                .keyBy(Bid::bidder, Types.LONG)
+                .window(new StaggeredWindows(params.window().toMillis()))
+                .process(new Queries.HighestBid(), Queries.Output.TYPE)
+                .uid("custom")
+                .name("custom");
     }
 
     private static DataStream<Bid> bids(DataStream<Event> events) {
@@ -271,6 +295,60 @@ final class GeneralWorkloads {
             long firing = before == null ? 1 : before + 1;
             fired.update(firing);
             out.collect(Tuple4.of(auction, firing, n, 0L));
+        }
+    }
+
+    /**
+     * Tumbling event-time windows of {@code size} whose boundaries are shifted per bidder by {@link
+     * #offset}: a bid at {@code t} falls in {@code [start, start + size)} with {@code start = t -
+     * floorMod(t - offset, size)}. Not a merging assigner, and not one Flink ships.
+     */
+    static final class StaggeredWindows extends WindowAssigner<Object, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        private final long size;
+
+        StaggeredWindows(long size) {
+            if (size <= 0) {
+                throw new IllegalArgumentException("window size must be > 0 ms, was " + size);
+            }
+            this.size = size;
+        }
+
+        /** The bidder's shift of its window boundaries, in {@code [0, size)}. */
+        static long offset(long bidder, long size) {
+            return Math.floorMod((bidder * 0x9E37_79B9_7F4A_7C15L) >>> 1, size);
+        }
+
+        static long start(long bidder, long time, long size) {
+            return time - Math.floorMod(time - offset(bidder, size), size);
+        }
+
+        @Override
+        public Collection<TimeWindow> assignWindows(
+                Object element, long timestamp, WindowAssignerContext context) {
+            long start = start(((Bid) element).bidder(), timestamp, size);
+            return List.of(new TimeWindow(start, start + size));
+        }
+
+        @Override
+        public Trigger<Object, TimeWindow> getDefaultTrigger() {
+            return EventTimeTrigger.create();
+        }
+
+        @Override
+        public TypeSerializer<TimeWindow> getWindowSerializer(ExecutionConfig config) {
+            return new TimeWindow.Serializer();
+        }
+
+        @Override
+        public boolean isEventTime() {
+            return true;
+        }
+
+        @Override
+        public String toString() {
+            return "StaggeredWindows(" + size + ")";
         }
     }
 }

@@ -37,7 +37,7 @@ public final class LatencyRecorder
     /** The output field holding the window end of {@code q}'s records, or -1 if none does. */
     public static int windowEndField(Query q) {
         return switch (q) {
-            case Q7, Q7_SESSION, Q11, Q11_MEDIAN -> 1;
+            case Q7, Q7_SESSION, Q11, Q11_MEDIAN, CUSTOM -> 1;
             case Q5, Q5_APPEND -> 0;
             case Q8, Q12, DEDUP, MAP_JOIN, TIMERS, COUNT -> -1;
         };

@@ -137,6 +137,8 @@ public final class Queries {
                 return GeneralWorkloads.timers(events, params);
             case COUNT:
                 return GeneralWorkloads.count(events);
+            case CUSTOM:
+                return GeneralWorkloads.custom(events, params);
             default:
                 throw new IllegalArgumentException("Unknown query " + query);
         }

@@ -6,7 +6,7 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * The eight window queries of the FlowKV paper, with the state pattern each one exercises, and four
+ * The eight window queries of the FlowKV paper, with the state pattern each one exercises, and five
  * workloads beyond them ({@link GeneralWorkloads}), with the state they use.
  */
 public enum Query {
@@ -21,7 +21,8 @@ public enum Query {
     DEDUP("dedup", "value state"),
     MAP_JOIN("map-join", "map state + timers"),
     TIMERS("timers", "timers + value state"),
-    COUNT("count", "AUR, count windows");
+    COUNT("count", "AUR, count windows"),
+    CUSTOM("custom", "custom assigner, windows fire per key");
 
     private final String id;
     private final String pattern;

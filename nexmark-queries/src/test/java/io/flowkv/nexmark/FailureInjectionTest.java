@@ -99,7 +99,9 @@ class FailureInjectionTest {
         List<Arguments> runs = new ArrayList<>();
         List<Query> queries =
                 FULL
-                        ? Stream.concat(Query.paperQueries().stream(), Stream.of(Query.COUNT))
+                        ? Stream.concat(
+                                        Query.paperQueries().stream(),
+                                        Stream.of(Query.COUNT, Query.CUSTOM))
                                 .toList()
                         : List.of(Query.Q7, Query.Q7_SESSION, Query.Q11, Query.COUNT);
         for (Query q : queries) {

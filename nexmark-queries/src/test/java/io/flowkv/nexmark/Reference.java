@@ -55,6 +55,8 @@ final class Reference {
                 return timers(bids(events), params);
             case COUNT:
                 return count(bids(events));
+            case CUSTOM:
+                return custom(bids(events), params);
             default:
                 throw new IllegalArgumentException("Unknown query " + query);
         }
@@ -195,6 +197,25 @@ final class Reference {
         Map<List<Long>, long[]> windows = new HashMap<>();
         for (Bid b : bids) {
             long end = b.dateTime() - Math.floorMod(b.dateTime(), size) + size;
+            long[] w =
+                    windows.computeIfAbsent(
+                            List.of(b.bidder(), end), k -> new long[] {Long.MIN_VALUE, 0});
+            w[0] = Math.max(w[0], b.price());
+            w[1]++;
+        }
+        List<long[]> out = new ArrayList<>();
+        windows.forEach((k, w) -> out.add(new long[] {k.get(0), k.get(1), w[0], w[1]}));
+        return out;
+    }
+
+    /** q7 in windows shifted per bidder ({@link GeneralWorkloads.StaggeredWindows}). */
+    private static List<long[]> custom(List<Bid> bids, QueryParams params) {
+        long size = params.window().toMillis();
+        // (bidder, window end) -> [max, count]
+        Map<List<Long>, long[]> windows = new HashMap<>();
+        for (Bid b : bids) {
+            long end =
+                    GeneralWorkloads.StaggeredWindows.start(b.bidder(), b.dateTime(), size) + size;
             long[] w =
                     windows.computeIfAbsent(
                             List.of(b.bidder(), end), k -> new long[] {Long.MIN_VALUE, 0});

@@ -70,7 +70,9 @@ record BenchOptions(
                     "  --backends a,b,...      flowkv,rocksdb,forst,hashmap (default all four);"
                             + " variants: flowkv-storedtimers (timer-service FLOWKV),",
                     "                          flowkv-heaptimers, rocksdb-heaptimers,"
-                            + " forst-heaptimers (timers on the heap)",
+                            + " forst-heaptimers (timers on the heap),",
+                    "                          flowkv-aur (the custom workload's windows on"
+                            + " the AUR store)",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",

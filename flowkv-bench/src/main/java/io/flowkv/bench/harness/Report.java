@@ -145,7 +145,8 @@ final class Report {
                     md,
                     csvDir,
                     general,
-                    "Beyond the paper: dedup, map-join, timers, count windows (not in the paper geomean)",
+                    "Beyond the paper: dedup, map-join, timers, count and custom windows (not in the"
+                            + " paper geomean)",
                     "general");
             cpuSection(md, csvDir, general, "general-cpu");
         }

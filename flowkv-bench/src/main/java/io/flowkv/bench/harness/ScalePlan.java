@@ -125,6 +125,12 @@ final class ScalePlan {
                         events = 90_000_000;
                     }
                     case COUNT -> events = 40_000_000;
+                    case CUSTOM -> {
+                        // A bidder's open window holds half a window's bids on average: twice
+                        // q7's window holds the target, and two windows let every bidder fire.
+                        windowMs = secondsFor(2 * target / (BID_SHARE * BID_BYTES)) * 1000;
+                        events = 2 * windowMs * EVENT_RATE / 1000;
+                    }
                     default -> events = 10_000_000;
                 }
                 if (eventsOverride > 0) {
@@ -177,6 +183,7 @@ final class ScalePlan {
         double bytes =
                 switch (q) {
                     case Q7 -> inWindow * BID_SHARE * BID_BYTES;
+                    case CUSTOM -> inWindow * BID_SHARE * BID_BYTES / 2;
                     case Q7_SESSION, Q11_MEDIAN -> inGap * BID_SHARE * BID_BYTES;
                     case Q8 -> inWindow * Q8_BYTES_PER_EVENT;
                     case Q5, Q5_APPEND -> {
