@@ -43,10 +43,8 @@ import java.util.function.BiConsumer;
  * so that unsigned byte order is (timestamp, key group, key, namespace). {@link #peek} hands out a
  * deserialized copy, cached until the head changes.
  *
- * <p>It extends {@link HeapPriorityQueueSet} only so that Flink's snapshot and restore wrapper
- * accepts it; every public operation is overridden and the superclass's heap stays empty. Full
- * snapshots stream the timers from the store ({@link #forEachSerialized}); {@link #toArray} and
- * {@link #iterator} materialise every timer and are there for Flink's generic paths only.
+ * <p>Full snapshots stream the timers from the store ({@link #forEachSerialized}); {@link #toArray}
+ * and {@link #iterator} materialise every timer and are there for Flink's generic paths only.
  */
 final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends TimerQueueSet<T>
         implements Closeable {

@@ -6,7 +6,6 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.PriorityComparator;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueue;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
-import org.apache.flink.runtime.state.heap.HeapPriorityQueueSet;
 import org.apache.flink.util.CloseableIterator;
 
 import javax.annotation.Nonnull;
@@ -22,9 +21,6 @@ import java.util.Set;
  * A timer queue set that keeps one heap per key group and a small heap of the key groups ordered by
  * (head priority, key group): elements come out by priority and, among equal priorities, key group
  * by key group in ascending order.
- *
- * <p>It extends {@link HeapPriorityQueueSet} only so that Flink's snapshot and restore wrapper
- * accepts it; every public operation is overridden and the superclass's own heap stays empty.
  *
  * <p>Ordering one heap over all key groups by (priority, key group) would compute an element's key
  * group (a murmur hash) at every comparison among equal priorities — nearly all of them when a

@@ -32,8 +32,7 @@ import java.util.function.Supplier;
  * budget cannot pay the store's staging buffer at that moment, the queue stays on the heap, says so
  * once, and tries again when it has doubled.
  *
- * <p>Like the two queues it wraps, it extends {@link HeapPriorityQueueSet} only so that Flink's
- * snapshot and restore wrapper accepts it; snapshots ask {@link #stored()} which form to write.
+ * <p>Snapshots ask {@link #stored()} which of the two forms to write.
  */
 final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends TimerQueueSet<T>
         implements Closeable {

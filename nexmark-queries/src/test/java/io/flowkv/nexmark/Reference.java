@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.ToLongFunction;
 
 /**
  * The queries' results computed with plain loops over the event list: no Flink, no windows API.
@@ -193,32 +194,32 @@ final class Reference {
 
     private static List<long[]> q7(List<Bid> bids, QueryParams params) {
         long size = params.window().toMillis();
-        // (bidder, window end) -> [max, count]
-        Map<List<Long>, long[]> windows = new HashMap<>();
-        for (Bid b : bids) {
-            long end = b.dateTime() - Math.floorMod(b.dateTime(), size) + size;
-            long[] w =
-                    windows.computeIfAbsent(
-                            List.of(b.bidder(), end), k -> new long[] {Long.MIN_VALUE, 0});
-            w[0] = Math.max(w[0], b.price());
-            w[1]++;
-        }
-        List<long[]> out = new ArrayList<>();
-        windows.forEach((k, w) -> out.add(new long[] {k.get(0), k.get(1), w[0], w[1]}));
-        return out;
+        return highestBidPerWindow(
+                bids, b -> b.dateTime() - Math.floorMod(b.dateTime(), size) + size);
     }
 
     /** q7 in windows shifted per bidder ({@link GeneralWorkloads.StaggeredWindows}). */
     private static List<long[]> custom(List<Bid> bids, QueryParams params) {
         long size = params.window().toMillis();
+        return highestBidPerWindow(
+                bids,
+                b ->
+                        GeneralWorkloads.StaggeredWindows.start(b.bidder(), b.dateTime(), size)
+                                + size);
+    }
+
+    /**
+     * {@code (bidder, window end, highest price, bids)} per bidder and the window ending at {@code
+     * end}.
+     */
+    private static List<long[]> highestBidPerWindow(List<Bid> bids, ToLongFunction<Bid> end) {
         // (bidder, window end) -> [max, count]
         Map<List<Long>, long[]> windows = new HashMap<>();
         for (Bid b : bids) {
-            long end =
-                    GeneralWorkloads.StaggeredWindows.start(b.bidder(), b.dateTime(), size) + size;
             long[] w =
                     windows.computeIfAbsent(
-                            List.of(b.bidder(), end), k -> new long[] {Long.MIN_VALUE, 0});
+                            List.of(b.bidder(), end.applyAsLong(b)),
+                            k -> new long[] {Long.MIN_VALUE, 0});
             w[0] = Math.max(w[0], b.price());
             w[1]++;
         }

@@ -78,7 +78,7 @@ final class CompactionBatch implements AutoCloseable {
     }
 
     /** About a quarter as many buckets as entries: a bucket holds a few entries on average. */
-    private static int bucketBits(int capacity) {
+    static int bucketBits(int capacity) {
         int bits = 31 - Integer.numberOfLeadingZeros(Math.max(1, capacity / 4));
         return Math.min(MAX_BUCKET_BITS, Math.max(1, bits));
     }

@@ -135,7 +135,7 @@ final class RmwFrameReader {
     }
 
     /** Grows the buffer (keeping its content) to at least {@code need} bytes. */
-    void ensureCapacity(int need) {
+    private void ensureCapacity(int need) {
         if (need <= frame.length) {
             return;
         }

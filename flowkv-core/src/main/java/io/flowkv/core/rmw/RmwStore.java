@@ -99,7 +99,7 @@ public final class RmwStore implements AutoCloseable {
     private final long hashMask;
     private double compactionThreshold;
 
-    /** Holds the last frame read from the log (or a value copied out of the write buffer). */
+    /** Holds the last frame read from the log, verified. */
     private final RmwFrameReader frames;
 
     /** Where {@link #locate} put the value: the frame reader's buffer or {@link #bufferedValue}. */

@@ -27,7 +27,7 @@ class CompactionBatchTest {
             batch.sortByPlacement();
             boolean[] seen = new boolean[n];
             long previousBucket = -1;
-            int bucketShift = 64 - bucketBitsFor(n);
+            int bucketShift = 64 - CompactionBatch.bucketBits(n);
             for (int k = 0; k < n; k++) {
                 int i = batch.inPlacementOrder(k);
                 assertThat(seen[i]).as("entry %d listed twice", i).isFalse();
@@ -58,10 +58,5 @@ class CompactionBatchTest {
         assertThatThrownBy(() -> CompactionBatch.allocate(none, 8 << 20))
                 .isInstanceOf(MemoryBudgetExceededException.class)
                 .hasMessageContaining("RMW compaction batch");
-    }
-
-    /** The coarsest buckets the batch may use: any finer order passes the check too. */
-    private static int bucketBitsFor(int capacity) {
-        return Math.min(16, Math.max(1, 31 - Integer.numberOfLeadingZeros(capacity / 4)));
     }
 }

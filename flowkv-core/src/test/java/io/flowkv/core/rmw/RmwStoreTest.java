@@ -141,17 +141,7 @@ class RmwStoreTest {
      */
     @Test
     void shouldApplyAFlushToASpillingIndexOnePageAtATime() throws IOException {
-        store =
-                RmwStore.open(
-                        options()
-                                .writeBufferBytes(4 << 20)
-                                .indexCacheBytes(RmwStoreOptions.MIN_INDEX_CACHE_BYTES)
-                                .build(),
-                        new MemoryBudget(64L << 20));
-        for (int i = 0; i < 30_000; i++) {
-            store.put(b("key" + i), b("w"), b("v" + i));
-        }
-        store.flush();
+        openWith30kKeysOverASpillingIndex(spillingIndexOptions());
         long readsBefore = store.stats().indexPageReads();
         for (int i = 30_000; i < 45_000; i++) {
             store.put(b("key" + i), b("w"), b("v" + i));
@@ -174,18 +164,7 @@ class RmwStoreTest {
      */
     @Test
     void shouldCompactAgainstASpillingIndexOnePageAtATime() throws IOException {
-        store =
-                RmwStore.open(
-                        options()
-                                .writeBufferBytes(4 << 20)
-                                .indexCacheBytes(RmwStoreOptions.MIN_INDEX_CACHE_BYTES)
-                                .maxSpaceAmplification(100)
-                                .build(),
-                        new MemoryBudget(64L << 20));
-        for (int i = 0; i < 30_000; i++) {
-            store.put(b("key" + i), b("w"), b("v" + i));
-        }
-        store.flush();
+        openWith30kKeysOverASpillingIndex(spillingIndexOptions().maxSpaceAmplification(100));
         for (int i = 0; i < 30_000; i += 2) {
             store.put(b("key" + i), b("w"), b("u" + i));
         }
@@ -206,6 +185,23 @@ class RmwStoreTest {
      * buffer in between: the remove's key check finds the frame the get verified, without reading
      * it again.
      */
+    /** A write buffer of 4 MiB over an index cache of one chunk (16 pages). */
+    private RmwStoreOptions.Builder spillingIndexOptions() {
+        return options()
+                .writeBufferBytes(4 << 20)
+                .indexCacheBytes(RmwStoreOptions.MIN_INDEX_CACHE_BYTES);
+    }
+
+    /** Opens a store and flushes keys key0..key29999 (values v0..) into it: a 256-page index. */
+    private void openWith30kKeysOverASpillingIndex(RmwStoreOptions.Builder options)
+            throws IOException {
+        store = RmwStore.open(options.build(), new MemoryBudget(64L << 20));
+        for (int i = 0; i < 30_000; i++) {
+            store.put(b("key" + i), b("w"), b("v" + i));
+        }
+        store.flush();
+    }
+
     @Test
     void shouldNotReadAFrameAgainToRemoveTheKeyJustRead() throws IOException {
         store = RmwStore.open(options().build(), budget);
