@@ -98,7 +98,19 @@ public final class Bench {
                         o.jfr(),
                         o.keepRuns(),
                         o.stallSeconds(),
-                        o.timeoutSeconds());
+                        o.timeoutSeconds(),
+                        cgroupLimit(o, budget));
+        if (env.cgroupLimitBytes() > 0) {
+            // Fail now, naming what is missing, not at every run.
+            MemoryCgroup.create(ChildRun.Env.cgroupSysfs(), "probe", env.cgroupLimitBytes())
+                    .close();
+            err.println(
+                    "bench: every run in a memory cgroup of "
+                            + MemoryBudget.mb(env.cgroupLimitBytes())
+                            + " (process + "
+                            + MemoryBudget.mb(o.pageCacheBytes())
+                            + " of page cache)");
+        }
         ProgressBar bar = new ProgressBar(err, System.console() != null, all, o.latencySeconds());
         err.println("bench: ETA " + ProgressBar.duration(bar.etaSeconds(0)) + " (prior rates)");
         if (o.dryRun()) {
@@ -166,6 +178,18 @@ public final class Bench {
             }
         }
         return finish(o, Report.readAll(csvDir), err);
+    }
+
+    /**
+     * The memory cgroup limit of a run with {@code --page-cache}: the TaskManager process, the
+     * MiniCluster JobManager's heap in the same JVM, and the page cache allowed; 0 without it.
+     */
+    static long cgroupLimit(BenchOptions o, MemoryBudget budget) {
+        return o.pageCacheBytes() == 0
+                ? 0
+                : budget.processBytes()
+                        + MemoryBudget.JOB_MANAGER_HEAP_ALLOWANCE
+                        + o.pageCacheBytes();
     }
 
     private static int finish(BenchOptions o, List<Row> rows, PrintStream err) throws IOException {

@@ -23,6 +23,7 @@ record BenchOptions(
         long events,
         double stateFactor,
         long checkpointIntervalMs,
+        long pageCacheBytes,
         Path out,
         Path runsDir,
         boolean jfr,
@@ -77,6 +78,12 @@ record BenchOptions(
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",
                     "  --checkpoint-interval D checkpoints every D (e.g. 10s); default off",
+                    "  --page-cache SIZE       run each child in a memory cgroup limited to its"
+                            + " process size (TaskManager",
+                    "                          + the JobManager's heap) plus SIZE (e.g. 256m),"
+                            + " so state beyond it is read",
+                    "                          from disk, not the page cache; needs root or a"
+                            + " writable cgroup tree; default off",
                     "  --out DIR               results (default docs/benchmarks; --quick:"
                             + " target/bench-quick)",
                     "  --runs-dir DIR          per-run logs and state (default target/bench-runs)",
@@ -110,6 +117,7 @@ record BenchOptions(
         long events = 0;
         double stateFactor = 4;
         long checkpointMs = 0;
+        long pageCache = 0;
         Path out = null;
         Path runsDir = Path.of("target", "bench-runs");
         boolean jfr = true;
@@ -155,6 +163,7 @@ record BenchOptions(
                         case "--events" -> events = positiveLong(a, v);
                         case "--state-factor" -> stateFactor = positiveDouble(a, v);
                         case "--checkpoint-interval" -> checkpointMs = durationMs(a, v);
+                        case "--page-cache" -> pageCache = size(a, v);
                         case "--out" -> out = Path.of(v);
                         case "--runs-dir" -> runsDir = Path.of(v);
                         case "--stall-timeout" -> stall = positiveLong(a, v);
@@ -208,6 +217,7 @@ record BenchOptions(
                 events,
                 stateFactor,
                 checkpointMs,
+                pageCache,
                 out,
                 runsDir,
                 jfr,
@@ -222,6 +232,20 @@ record BenchOptions(
                 calibrationEvents,
                 note,
                 commandLine(args));
+    }
+
+    private static long size(String option, String v) {
+        long bytes;
+        try {
+            bytes = org.apache.flink.configuration.MemorySize.parseBytes(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    option + " takes a size such as 256m, got '" + v + "': " + e.getMessage());
+        }
+        if (bytes <= 0) {
+            throw new IllegalArgumentException(option + " must be > 0, got " + v);
+        }
+        return bytes;
     }
 
     private static List<Query> queries(String v) {

@@ -80,7 +80,14 @@ final class ChildRun {
             boolean jfr,
             boolean keepRunDirs,
             long stallSeconds,
-            long timeoutSeconds) {}
+            long timeoutSeconds,
+            long cgroupLimitBytes) {
+
+        /** Where a run's memory cgroup goes: {@link MemoryCgroup#SYSFS}, or a test's tree. */
+        static Path cgroupSysfs() {
+            return Path.of(System.getProperty("flowkv.bench.cgroup-sysfs", "/sys/fs/cgroup"));
+        }
+    }
 
     private ChildRun() {}
 
@@ -153,15 +160,30 @@ final class ChildRun {
         deleteTree(runDir);
         Files.createDirectories(runDir.resolve("tmp"));
         List<String> cmd = command(spec, env, runDir);
-        Files.write(runDir.resolve("command.txt"), List.of(String.join(" ", cmd)));
         Row row = spec.baseRow(env.budget().managedBytes());
 
+        MemoryCgroup cgroup = null;
+        if (env.cgroupLimitBytes() > 0) {
+            cgroup = MemoryCgroup.create(Env.cgroupSysfs(), spec.dirName(), env.cgroupLimitBytes());
+            cmd = cgroup.wrap(cmd);
+            row.set(Column.MEMORY_LIMIT_BYTES, env.cgroupLimitBytes());
+        }
+        Files.write(runDir.resolve("command.txt"), List.of(String.join(" ", cmd)));
+
         long start = System.nanoTime();
-        Process process =
-                new ProcessBuilder(cmd)
-                        .redirectOutput(runDir.resolve("stdout.log").toFile())
-                        .redirectErrorStream(false)
-                        .start();
+        Process process;
+        try {
+            process =
+                    new ProcessBuilder(cmd)
+                            .redirectOutput(runDir.resolve("stdout.log").toFile())
+                            .redirectErrorStream(false)
+                            .start();
+        } catch (IOException e) {
+            if (cgroup != null) {
+                cgroup.close();
+            }
+            throw e;
+        }
         long pid = process.pid();
         AtomicLong lastProgressNanos = new AtomicLong(System.nanoTime());
         AtomicLong lastEvents = new AtomicLong(-1);
@@ -233,6 +255,13 @@ final class ChildRun {
         // VmHWM only grows: the last reading before the child exited is its peak.
         row.set(Column.PEAK_RSS_BYTES, last.peakRssBytes());
 
+        long cgroupOomKills = 0;
+        if (cgroup != null) {
+            row.set(Column.CGROUP_PEAK_BYTES, cgroup.peakBytes());
+            cgroupOomKills = cgroup.oomKills();
+            cgroup.close();
+        }
+
         String stderr = tail(runDir.resolve("stderr.log"), 200_000);
         List<String> stdout = Files.readAllLines(runDir.resolve("stdout.log"));
         Map<String, String> result = resultLine(stdout);
@@ -241,6 +270,11 @@ final class ChildRun {
             status = "failed: stalled (no progress, idle CPU for " + env.stallSeconds() + " s)";
         } else if (timedOut) {
             status = "failed: timeout (" + env.timeoutSeconds() + " s)";
+        } else if (cgroupOomKills > 0) {
+            status =
+                    "failed: OOM (the kernel killed the child at its memory cgroup's limit of "
+                            + MemoryBudget.mb(env.cgroupLimitBytes())
+                            + ")";
         } else if (stderr.contains("OutOfMemoryError")
                 // -XX:+ExitOnOutOfMemoryError reports on stdout
                 || stdout.stream().anyMatch(l -> l.contains("OutOfMemoryError"))) {

@@ -27,6 +27,11 @@ enum Column {
     WRITE_BYTES("bytes the child wrote to disk during the job (/proc/pid/io write_bytes)"),
     PEAK_DISK_BYTES("largest size of the run's temp dirs seen (without Flink's RPC jar), bytes"),
     PEAK_RSS_BYTES("largest resident set of the child JVM (/proc/pid/status VmHWM), bytes"),
+    MEMORY_LIMIT_BYTES(
+            "--page-cache runs: limit of the child's memory cgroup (its process plus the page"
+                    + " cache it may keep), bytes; empty: no limit"),
+    CGROUP_PEAK_BYTES(
+            "--page-cache runs: most memory the child's cgroup held (process and page cache), bytes"),
     STATE_ESTIMATE_BYTES("estimated window state at its peak, bytes"),
     MANAGED_BYTES("managed memory (state backend budget), bytes"),
     JFR_SAMPLES("JFR samples counted"),

@@ -49,6 +49,14 @@ record Machine(Map<String, String> facts) {
         f.put(
                 "checkpoint_interval",
                 o.checkpointIntervalMs() == 0 ? "off" : o.checkpointIntervalMs() + "ms");
+        f.put(
+                "page_cache",
+                o.pageCacheBytes() == 0
+                        ? "unbounded"
+                        : MemoryBudget.mb(o.pageCacheBytes())
+                                + " (memory cgroup of "
+                                + MemoryBudget.mb(Bench.cgroupLimit(o, budget))
+                                + " per run)");
         return new Machine(f);
     }
 
@@ -84,8 +92,9 @@ record Machine(Map<String, String> facts) {
                             "scale",
                             "reps",
                             "jfr",
-                            "checkpoint_interval")) {
-                f.put(k, p.getProperty(k, "unknown"));
+                            "checkpoint_interval",
+                            "page_cache")) {
+                f.put(k, p.getProperty(k, k.equals("page_cache") ? "unbounded" : "unknown"));
             }
         }
         return new Machine(f);

@@ -40,6 +40,16 @@ final class Method {
                 directories (`io.tmp.dirs`, where every backend keeps its local state) are its \
                 own and are deleted after it.
 
+                **Page cache.** By default the kernel may cache every file a run writes, and \
+                this machine has far more free memory than a run's state, so "state larger than \
+                managed memory" is then served from memory. `--page-cache SIZE` starts each child \
+                in a memory cgroup limited to its TaskManager process size, plus the 128m \
+                JobManager heap, plus SIZE: the kernel charges the child's memory and the page \
+                cache of its files to the group and reclaims that cache at the limit, so what \
+                does not fit is read from the disk (`read_bytes`). A child the kernel kills at \
+                the limit is reported as `failed: OOM`. What each backend syncs, and when: \
+                `docs/benchmarks/durability.md`.
+
                 **Scale.** `small`: 1M events per query (`--events` overrides), 10 s windows, \
                 5 s slide, 10 s gap, 100,000 events per second of event time. `large`: the append \
                 queries are sized so that their estimated peak window state is `--state-factor` \

@@ -125,6 +125,15 @@ final class Report {
         }
         md.append("\nCommand: `").append(m.get("command")).append("`\n\n");
         md.append("Memory: ").append(m.get("memory_split")).append(".\n\n");
+        if (!m.get("page_cache").equals("unbounded")) {
+            md.append("Page cache: ")
+                    .append(m.get("page_cache"))
+                    .append(
+                            "; each child JVM ran in a memory cgroup of that size, so the kernel"
+                                    + " reclaimed the page cache beyond the allowance and state"
+                                    + " larger than it was read from the disk"
+                                    + " (`read_bytes` in the CSV).\n\n");
+        }
         md.append("Scale `")
                 .append(m.get("scale"))
                 .append("`, checkpoints ")

@@ -37,6 +37,24 @@ class BenchOptionsTest {
     }
 
     @Test
+    void shouldBoundThePageCacheOnlyWhenAsked() {
+        assertThat(BenchOptions.parse(new String[0]).pageCacheBytes()).isZero();
+        BenchOptions o = BenchOptions.parse(new String[] {"--page-cache", "256m"});
+        assertThat(o.pageCacheBytes()).isEqualTo(256L << 20);
+        MemoryBudget budget = MemoryBudget.forProcessSize("2g");
+        assertThat(Bench.cgroupLimit(o, budget))
+                .isEqualTo(
+                        budget.processBytes()
+                                + MemoryBudget.JOB_MANAGER_HEAP_ALLOWANCE
+                                + (256L << 20));
+        assertThat(Bench.cgroupLimit(BenchOptions.parse(new String[0]), budget)).isZero();
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--page-cache", "lots"}))
+                .hasMessageContaining("--page-cache takes a size");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--page-cache", "0"}))
+                .hasMessageContaining("--page-cache must be > 0");
+    }
+
+    @Test
     void shouldParseModesAndLists() {
         BenchOptions o =
                 BenchOptions.parse(

@@ -26,7 +26,7 @@ class ChildRunTest {
                         Map.of("state.backend.flowkv.read-batch-ratio", "0.1"),
                         0);
         ChildRun.Env env =
-                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600);
+                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600, 0);
 
         List<String> cmd = ChildRun.command(spec, env, Path.of("/tmp/runs/x"));
 
@@ -50,7 +50,7 @@ class ChildRunTest {
     void shouldRunAVariantOnItsEngineWithItsOption() {
         MemoryBudget b = MemoryBudget.forProcessSize("2g");
         ChildRun.Env env =
-                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600);
+                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600, 0);
         for (String variant :
                 List.of("flowkv-storedtimers", "flowkv-heaptimers", "rocksdb-heaptimers")) {
             RunSpec spec =

@@ -1,0 +1,105 @@
+package io.flowkv.bench.harness;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+class MemoryCgroupTest {
+
+    @Test
+    void shouldWriteTheLimitOfACgroupV1Group(@TempDir Path sysfs) throws Exception {
+        Files.createDirectories(sysfs.resolve("memory"));
+        Files.writeString(sysfs.resolve("memory/memory.limit_in_bytes"), "9223372036854771712");
+
+        MemoryCgroup group = MemoryCgroup.create(sysfs, "run-1", 3L << 30);
+
+        Path dir = sysfs.resolve("memory").resolve(MemoryCgroup.PARENT).resolve("run-1");
+        assertThat(Files.readString(dir.resolve("memory.limit_in_bytes")))
+                .isEqualTo(Long.toString(3L << 30));
+        assertThat(group.wrap(List.of("java", "-version")))
+                .containsExactly(
+                        "/bin/sh",
+                        "-c",
+                        "echo $$ > \"$0\" && exec \"$@\"",
+                        dir.resolve("cgroup.procs").toString(),
+                        "java",
+                        "-version");
+        Files.writeString(dir.resolve("memory.max_usage_in_bytes"), "12345\n");
+        Files.writeString(dir.resolve("memory.oom_control"), "oom_kill_disable 0\noom_kill 2\n");
+        assertThat(group.peakBytes()).isEqualTo(12345);
+        assertThat(group.oomKills()).isEqualTo(2);
+    }
+
+    @Test
+    void shouldEnableTheControllerForTheGroupsOfACgroupV2Tree(@TempDir Path sysfs)
+            throws Exception {
+        Files.writeString(sysfs.resolve("cgroup.controllers"), "cpuset cpu io memory pids\n");
+        Files.writeString(sysfs.resolve("cgroup.subtree_control"), "cpu\n");
+        Path parent = sysfs.resolve(MemoryCgroup.PARENT);
+        Files.createDirectories(parent);
+        Files.writeString(parent.resolve("cgroup.subtree_control"), "memory\n");
+
+        MemoryCgroup group = MemoryCgroup.create(sysfs, "run-2", 1L << 30);
+
+        // A real v2 tree would add memory to "cpu"; the fake file just takes the request.
+        assertThat(Files.readString(sysfs.resolve("cgroup.subtree_control"))).isEqualTo("+memory");
+        assertThat(Files.readString(parent.resolve("cgroup.subtree_control")))
+                .isEqualTo("memory\n");
+        assertThat(Files.readString(parent.resolve("run-2/memory.max")))
+                .isEqualTo(Long.toString(1L << 30));
+        Files.writeString(parent.resolve("run-2/memory.events"), "low 0\nmax 7\noom_kill 1\n");
+        assertThat(group.oomKills()).isEqualTo(1);
+        assertThat(group.peakBytes()).as("no memory.peak on this kernel").isEqualTo(-1);
+    }
+
+    @Test
+    void shouldNameWhatIsMissingWithoutAMemoryController(@TempDir Path sysfs) {
+        assertThatThrownBy(() -> MemoryCgroup.create(sysfs, "run", 1L << 30))
+                .hasMessageContaining("no cgroup memory controller under " + sysfs);
+        assertThatThrownBy(() -> MemoryCgroup.create(sysfs, "run", 0))
+                .hasMessageContaining("must be > 0");
+    }
+
+    /**
+     * On a machine where this test may create cgroups (root, v1 memory hierarchy): a child writing
+     * four times its group's limit to a file keeps no more than the limit in memory.
+     */
+    @Test
+    void shouldKeepAChildsPageCacheWithinTheLimit(@TempDir Path dir) throws Exception {
+        Path v1 = MemoryCgroup.SYSFS.resolve("memory");
+        assumeTrue(
+                Files.isWritable(v1) && Files.exists(v1.resolve("memory.limit_in_bytes")),
+                "needs a writable cgroup v1 memory hierarchy");
+        long limit = 32L << 20;
+        try (MemoryCgroup group =
+                MemoryCgroup.create(
+                        MemoryCgroup.SYSFS, "test-" + ProcessHandle.current().pid(), limit)) {
+            Path file = dir.resolve("data");
+            Process p =
+                    new ProcessBuilder(
+                                    group.wrap(
+                                            List.of(
+                                                    "dd",
+                                                    "if=/dev/zero",
+                                                    "of=" + file,
+                                                    "bs=1M",
+                                                    "count=128",
+                                                    "status=none")))
+                            .inheritIO()
+                            .start();
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).isZero();
+            assertThat(Files.size(file)).isEqualTo(128L << 20);
+            assertThat(group.peakBytes()).isPositive().isLessThanOrEqualTo(limit);
+            assertThat(group.oomKills()).isZero();
+        }
+    }
+}
