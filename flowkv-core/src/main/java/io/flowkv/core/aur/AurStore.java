@@ -171,6 +171,13 @@ public final class AurStore implements AutoCloseable {
     private long prefetchUsed;
     private long liveBytes;
     private long deadBytes;
+
+    /**
+     * Bytes flushed since the store last had no dead bytes (its last compaction, or its first
+     * removal after it): whether the store still grows while its windows die.
+     */
+    private long flushedSinceDeath;
+
     private boolean closed;
 
     private AurStore(AurStoreOptions options, MemoryBudget budget) {
@@ -353,6 +360,9 @@ public final class AurStore implements AutoCloseable {
         removeDirty(id);
         liveChainRecords -= chainLength(id);
         long disk = table.diskBytes(id);
+        if (deadBytes == 0) {
+            flushedSinceDeath = 0;
+        }
         liveBytes -= disk;
         deadBytes += disk;
         table.remove(id, key, window);
@@ -551,6 +561,7 @@ public final class AurStore implements AutoCloseable {
         writeBuffer.reset();
         flushSeq++;
         liveBytes += flushed;
+        flushedSinceDeath += flushed;
         stats.addFlushed(flushed);
         publishSpace();
         if (shouldCompactWithoutRead()) {
@@ -1151,16 +1162,29 @@ public final class AurStore implements AutoCloseable {
     // ---------------------------------------------------------------- scan and compaction
 
     private boolean shouldCompact() {
-        if (deadBytes <= 0) {
-            return false;
-        }
-        return liveBytes <= 0 || (double) (liveBytes + deadBytes) / liveBytes > compactionThreshold;
+        return deadBytes > 0 && (liveBytes <= 0 || (amplified(compactionThreshold) && growing()));
     }
 
     private boolean shouldCompactWithoutRead() {
         return deadBytes > 0
-                && (liveBytes <= 0
-                        || (double) (liveBytes + deadBytes) / liveBytes > 2 * compactionThreshold);
+                && (liveBytes <= 0 || (amplified(2 * compactionThreshold) && growing()));
+    }
+
+    private boolean amplified(double threshold) {
+        return (double) (liveBytes + deadBytes) / liveBytes > threshold;
+    }
+
+    /**
+     * Whether the store has flushed at least (threshold - 1) x its live bytes since its windows
+     * began to die. A compaction rewrites every live byte to reclaim the dead ones, which pays off
+     * while new data keeps arriving. A store that only drains (its windows fire and are removed,
+     * nothing new is flushed) takes no more disk than it already did, and the windows left are the
+     * next to be read and removed: compacting it would copy them again at every threshold crossed,
+     * about twice the live bytes over a whole drain. Its dead bytes are reclaimed once it grows
+     * again, or all at once by the first flush or miss after its last window is gone.
+     */
+    private boolean growing() {
+        return flushedSinceDeath >= (compactionThreshold - 1) * liveBytes;
     }
 
     /** Moves every live data frame to a new data log and rewrites the index log, now. */
@@ -1581,6 +1605,7 @@ public final class AurStore implements AutoCloseable {
         stats.addCompaction(c.moved);
         installChains(c.chains);
         deadBytes = 0;
+        flushedSinceDeath = 0;
         publishSpace();
         failure = closeWriter(oldDataWriter, failure);
         for (LogSegment segment : oldData) {

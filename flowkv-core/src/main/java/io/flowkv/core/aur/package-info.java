@@ -15,9 +15,9 @@
  *     v                                             v
  *  +------------------------------+   (5) N > 0: ONE scan of the index log collects the frames
  *  | data log  [frame][frame]...  |<--+     of the requested + predicted windows, and (7) if
- *  +------------------------------+   |     space amplification > MSA moves every live frame
- *  | index log [k,w,pos,len,seq]..|---+     to a new data log with transferTo (zero copy)
- *  +------------------------------+         and rewrites the index log
+ *  +------------------------------+   |     space amplification > MSA (and the store still
+ *  | index log [k,w,pos,len,seq]..|---+     grows) moves every live frame to a new data log
+ *  +------------------------------+         with transferTo (zero copy), rewrites the index
  *                 |                     (5') N = 0 (count/global windows, unknown ETT): follow
  *                 |                          the window's frame chain (off-heap, one record
  *                 |                          per flushed frame): no scan, O(its frames)

@@ -211,15 +211,59 @@ class AurStoreTest {
         assertThat(store.stats().spaceAmplification()).isGreaterThan(1.5);
         assertThat(read(store, bytes("k90"), window)).containsExactly("value-90");
         assertThat(store.stats().compactions())
+                .as("a store that only drains is not compacted")
+                .isEqualTo(compactions);
+
+        // It grows again: the next miss's index scan compacts.
+        for (int i = 100; i < 130; i++) {
+            store.append(bytes("k" + i), window, bytes("value-" + i), i);
+        }
+        store.flush();
+        assertThat(store.stats().spaceAmplification()).isGreaterThan(1.5);
+        assertThat(read(store, bytes("k95"), window)).containsExactly("value-95");
+        assertThat(store.stats().compactions())
                 .as("the miss's index scan compacted")
                 .isEqualTo(compactions + 1);
         assertThat(store.stats().deadBytes()).isZero();
         assertThat(store.stats().bytesCompactionWritten()).isPositive();
-        for (int i = 0; i < 100; i++) {
+        for (int i = 0; i < 130; i++) {
             assertThat(read(store, bytes("k" + i), window))
                     .isEqualTo(i < 80 ? null : List.of("value-" + i));
         }
         assertThat(storeFiles()).hasSize(2);
+    }
+
+    @Test
+    void shouldNotRewriteTheWindowsOfAStoreThatOnlyDrains() throws IOException {
+        open(options().maxSpaceAmplification(1.5).jitterSpread(0.0));
+        int windows = 400;
+        for (int i = 0; i < windows; i++) {
+            store.append(bytes("k" + i), timeWindow(i, i + 1), bytes("value-" + i), i);
+            if (i % 40 == 39) {
+                store.flush();
+            }
+        }
+        store.flush();
+        long onDisk = store.stats().liveBytes();
+
+        // Every window fires and is removed, in trigger order, with nothing new arriving.
+        for (int i = 0; i < windows; i++) {
+            assertThat(read(store, bytes("k" + i), timeWindow(i, i + 1)))
+                    .containsExactly("value-" + i);
+            store.remove(bytes("k" + i), timeWindow(i, i + 1));
+            assertThat(store.stats().liveBytes() + store.stats().deadBytes())
+                    .as("a drain takes no more disk than the store had")
+                    .isLessThanOrEqualTo(onDisk);
+        }
+        assertThat(store.stats().compactions()).isZero();
+        assertThat(store.stats().bytesCompactionWritten()).isZero();
+
+        // Once the last window is gone, the next flush reclaims everything.
+        store.append(bytes("new"), timeWindow(0, 1), bytes("v"), 0);
+        store.flush();
+        assertThat(store.stats().compactions()).isEqualTo(1);
+        assertThat(store.stats().deadBytes()).isZero();
+        assertThat(read(store, bytes("new"), timeWindow(0, 1))).containsExactly("v");
     }
 
     @Test
