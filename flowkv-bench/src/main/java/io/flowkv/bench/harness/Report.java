@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -175,7 +176,12 @@ final class Report {
         }
         List<Row> latency = of(rows, Latency.EXPERIMENT);
         if (!latency.isEmpty()) {
-            latencySection(md, csvDir, latency, of(rows, Latency.CALIBRATION));
+            latencySection(
+                    md,
+                    csvDir,
+                    latency,
+                    of(rows, Latency.CALIBRATION),
+                    checkpointIntervalMs(m.get("checkpoint_interval")));
         }
         Method.append(md);
         Files.writeString(out.resolve("README.md"), md.toString(), StandardCharsets.UTF_8);
@@ -579,8 +585,115 @@ final class Report {
         md.append("\n![scaling](nexmark/scaling.png)\n\n");
     }
 
+    /** The interval of a machine.properties {@code checkpoint_interval} ("10000ms"), 0 if off. */
+    static long checkpointIntervalMs(String value) {
+        if (value == null || !value.endsWith("ms")) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(value.substring(0, value.length() - 2));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * One latency run's p99.9 spikes at its checkpoints: {@code baseline} is the median of its
+     * per-second p99.9, and each checkpoint interval of the run (the first, with the warm-up, and
+     * the last, partial one left out) gives one spike, its highest per-second p99.9 minus the
+     * baseline. A checkpoint falls in every interval, wherever the barrier lands in it.
+     */
+    record Spikes(double baseline, double median, double max, int intervals) {}
+
+    /** Per (query, rate, backend) of the timeline rows, in their order; empty intervals skipped. */
+    static Map<List<String>, Spikes> checkpointSpikes(
+            List<List<String>> timeline, long intervalMs) {
+        Map<List<String>, List<List<String>>> runs = new LinkedHashMap<>();
+        for (List<String> t : timeline) {
+            runs.computeIfAbsent(List.of(t.get(0), t.get(2), t.get(1)), k -> new ArrayList<>())
+                    .add(t);
+        }
+        long intervalS = Math.max(1, intervalMs / 1000);
+        Map<List<String>, Spikes> out = new LinkedHashMap<>();
+        runs.forEach(
+                (run, seconds) -> {
+                    List<Double> all = new ArrayList<>();
+                    TreeMap<Long, Double> highest = new TreeMap<>();
+                    for (List<String> t : seconds) {
+                        double p999 = Double.parseDouble(t.get(5));
+                        all.add(p999);
+                        highest.merge(Long.parseLong(t.get(3)) / intervalS, p999, Math::max);
+                    }
+                    if (highest.size() < 3) {
+                        return;
+                    }
+                    highest.pollFirstEntry();
+                    highest.pollLastEntry();
+                    double baseline = Stats.median(all);
+                    List<Double> spikes = new ArrayList<>();
+                    for (double h : highest.values()) {
+                        spikes.add(h - baseline);
+                    }
+                    out.put(
+                            run,
+                            new Spikes(
+                                    baseline,
+                                    Stats.median(spikes),
+                                    spikes.stream().mapToDouble(d -> d).max().orElse(0),
+                                    spikes.size()));
+                });
+        return out;
+    }
+
+    private static void spikeTable(StringBuilder md, List<List<String>> timeline, long intervalMs) {
+        Map<List<String>, Spikes> spikes = checkpointSpikes(timeline, intervalMs);
+        if (spikes.isEmpty()) {
+            return;
+        }
+        md.append("**Checkpoint spikes.** Per run, the baseline is the median of its per-second")
+                .append(" p99.9; each ")
+                .append(intervalMs / 1000)
+                .append(" s checkpoint interval (the first and the last left out) gives one")
+                .append(" spike: its highest per-second p99.9 minus the baseline. The ratio")
+                .append(" compares median spikes with RocksDB's at the same rate.\n\n");
+        md.append(
+                "| query | rate | backend | baseline p99.9 ms | spike ms, median | spike ms, max |"
+                        + " intervals | spike / RocksDB's |\n");
+        md.append("|---|---|---|---|---|---|---|---|\n");
+        spikes.forEach(
+                (run, s) -> {
+                    Spikes rocks = spikes.get(List.of(run.get(0), run.get(1), "rocksdb"));
+                    String ratio =
+                            rocks == null || run.get(2).equals("rocksdb") || rocks.median() <= 0
+                                    ? ""
+                                    : fmt("%.2f", Math.max(0, s.median()) / rocks.median());
+                    md.append("| ")
+                            .append(run.get(0))
+                            .append(" | ")
+                            .append(run.get(1))
+                            .append(" | ")
+                            .append(run.get(2))
+                            .append(" | ")
+                            .append(fmt("%.0f", s.baseline()))
+                            .append(" | ")
+                            .append(fmt("%.0f", s.median()))
+                            .append(" | ")
+                            .append(fmt("%.0f", s.max()))
+                            .append(" | ")
+                            .append(s.intervals())
+                            .append(" | ")
+                            .append(ratio)
+                            .append(" |\n");
+                });
+        md.append('\n');
+    }
+
     private static void latencySection(
-            StringBuilder md, Path csvDir, List<Row> rows, List<Row> calibration)
+            StringBuilder md,
+            Path csvDir,
+            List<Row> rows,
+            List<Row> calibration,
+            long checkpointIntervalMs)
             throws IOException {
         md.append("## Latency (Figure 9)\n\n");
         md.append(
@@ -639,6 +752,9 @@ final class Report {
         }
         md.append('\n');
         List<List<String>> timeline = readTimeline(csvDir.resolve(Latency.TIMELINE_CSV));
+        if (checkpointIntervalMs > 0) {
+            spikeTable(md, timeline, checkpointIntervalMs);
+        }
         for (Map.Entry<String, List<Row>> byQuery :
                 group(rows, r -> r.get(Column.QUERY)).entrySet()) {
             String q = byQuery.getKey();

@@ -110,4 +110,27 @@ class ReportTest {
                 .set(Column.JFR_SERDE, 0.25)
                 .set(Column.JFR_OTHER, 0.5);
     }
+
+    @Test
+    void shouldMeasureOneSpikePerCheckpointIntervalAboveTheRunsMedian() {
+        List<List<String>> timeline = new ArrayList<>();
+        // 50 s at 300 ms, with a checkpoint every 10 s lifting one second to 300 + 100 * k.
+        for (int second = 0; second < 50; second++) {
+            long p999 = second % 10 == 7 ? 300 + 100L * (second / 10) : 300;
+            timeline.add(List.of("q11", "flowkv", "1000", "" + second, "50", "" + p999));
+            timeline.add(List.of("q11", "rocksdb", "1000", "" + second, "50", "" + 2 * p999));
+        }
+        var spikes = Report.checkpointSpikes(timeline, 10_000);
+
+        // intervals 1..3 (the first and the last left out): spikes 100, 200, 300 ms
+        Report.Spikes flowkv = spikes.get(List.of("q11", "1000", "flowkv"));
+        assertThat(flowkv.baseline()).isEqualTo(300);
+        assertThat(flowkv.intervals()).isEqualTo(3);
+        assertThat(flowkv.median()).isEqualTo(200);
+        assertThat(flowkv.max()).isEqualTo(300);
+        Report.Spikes rocksdb = spikes.get(List.of("q11", "1000", "rocksdb"));
+        assertThat(rocksdb.median()).isEqualTo(400);
+        assertThat(Report.checkpointIntervalMs("10000ms")).isEqualTo(10_000);
+        assertThat(Report.checkpointIntervalMs("off")).isZero();
+    }
 }
