@@ -66,6 +66,10 @@ import java.util.zip.CRC32C;
  * <p>With local backup on, every file of the checkpoint is linked, and the snapshot directory
  * becomes the task-local copy once the upload is done.
  *
+ * <p>Full checkpoints in FlowKV's native format are the same snapshot with nothing reused: every
+ * file is linked and uploaded, so the task pauses no longer than for an incremental checkpoint and
+ * the checkpoint depends on no earlier upload.
+ *
  * <p>One instance serves one snapshot: how files may be shared depends on the checkpoint's options.
  */
 final class FlowKVIncrementalSnapshotStrategy<K>

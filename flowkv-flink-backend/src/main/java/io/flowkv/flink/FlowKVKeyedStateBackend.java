@@ -63,12 +63,12 @@ import java.util.stream.Stream;
  *
  * <p>Timers live where {@code state.backend.flowkv.timer-service} puts them ({@link
  * KeyGroupOrderedQueueSetFactory}): on the heap, in a FlowKV store, or on the heap until a bound
- * and in the store beyond it (the default). Savepoints, and checkpoints unless incremental
- * checkpoints are on, are full: the synchronous part flushes the stores and spills their entries by
- * key group ({@link FlowKVSnapshotStrategy}); the asynchronous part writes them in Flink's
- * canonical key-value layout, so they restore on HashMap or RocksDB and theirs on FlowKV.
- * Incremental checkpoints seal the stores and upload only files no confirmed checkpoint holds
- * ({@link FlowKVIncrementalSnapshotStrategy}).
+ * and in the store beyond it (the default). Checkpoints seal the stores and upload their files
+ * ({@link FlowKVIncrementalSnapshotStrategy}): incremental ones only the files no confirmed
+ * checkpoint holds, full ones all of them. Savepoints, and full checkpoints with {@code
+ * full-checkpoint-format: CANONICAL}, are canonical: the synchronous part flushes the stores and
+ * spills their entries by key group ({@link FlowKVSnapshotStrategy}); the asynchronous part writes
+ * them in Flink's key-value layout, so they restore on HashMap or RocksDB and theirs on FlowKV.
  *
  * <p>Single-threaded like every keyed backend: only the task thread calls it.
  */
@@ -84,6 +84,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     private final FlowKVSnapshotStrategy<K> snapshotStrategy;
     private final AutoCloseable memoryLease;
     private final boolean incrementalCheckpoints;
+    private final FlowKVOptions.FullCheckpointFormat fullCheckpointFormat;
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
     private final UUID backendIdentifier = UUID.randomUUID();
@@ -107,6 +108,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             HeapPriorityQueuesManager priorityQueuesManager,
             AutoCloseable memoryLease,
             boolean incrementalCheckpoints,
+            FlowKVOptions.FullCheckpointFormat fullCheckpointFormat,
             UploadedFiles uploads,
             LocalRecoveryConfig localRecovery,
             FlowKVMetrics metrics) {
@@ -130,6 +132,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         this.priorityQueuesManager = priorityQueuesManager;
         this.memoryLease = memoryLease;
         this.incrementalCheckpoints = incrementalCheckpoints;
+        this.fullCheckpointFormat = fullCheckpointFormat;
         this.uploads = uploads;
         this.localRecovery = localRecovery;
         this.metrics = metrics;
@@ -695,14 +698,20 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             @Nonnull CheckpointOptions checkpointOptions)
             throws Exception {
         SnapshotType type = checkpointOptions.getCheckpointType();
-        if (incrementalCheckpoints && !type.isSavepoint()) {
-            // Only the FORWARD_BACKWARD strategy lets a checkpoint refer to earlier uploads; the
-            // first checkpoint after a no-claim restore (FORWARD) uploads every file.
+        if (!type.isSavepoint()
+                && (incrementalCheckpoints
+                        || fullCheckpointFormat == FlowKVOptions.FullCheckpointFormat.NATIVE)) {
+            // Only incremental checkpoints of the FORWARD_BACKWARD strategy refer to earlier
+            // uploads; a full one, and the first after a no-claim restore (FORWARD), upload every
+            // file.
             boolean reuse =
-                    type.getSharingFilesStrategy()
-                            == SnapshotType.SharingFilesStrategy.FORWARD_BACKWARD;
+                    incrementalCheckpoints
+                            && type.getSharingFilesStrategy()
+                                    == SnapshotType.SharingFilesStrategy.FORWARD_BACKWARD;
             return new SnapshotStrategyRunner<>(
-                            "FlowKV incremental snapshot",
+                            incrementalCheckpoints
+                                    ? "FlowKV incremental snapshot"
+                                    : "FlowKV native full snapshot",
                             new FlowKVIncrementalSnapshotStrategy<>(
                                     this,
                                     getKeySerializer(),

@@ -187,6 +187,38 @@ public final class FlowKVOptions {
                                     + "state.backend.flowkv.timer-service.heap-limit timers. "
                                     + "Allowed: HEAP, FLOWKV, AUTO.");
 
+    /** How a checkpoint is written when Flink's incremental checkpoints are off. */
+    public enum FullCheckpointFormat {
+        /**
+         * FlowKV's own files, all of them uploaded by every checkpoint: the synchronous part only
+         * seals the stores and hard-links their files, as an incremental checkpoint's does.
+         */
+        NATIVE,
+        /**
+         * Flink's canonical key-value layout, as a savepoint: the synchronous part reads every
+         * entry once (spilling it by key group), so the task pauses for a time that grows with the
+         * state.
+         */
+        CANONICAL
+    }
+
+    public static final ConfigOption<FullCheckpointFormat> FULL_CHECKPOINT_FORMAT =
+            ConfigOptions.key("state.backend.flowkv.full-checkpoint-format")
+                    .enumType(FullCheckpointFormat.class)
+                    .defaultValue(FullCheckpointFormat.NATIVE)
+                    .withDescription(
+                            "How checkpoints are written while Flink's incremental checkpoints "
+                                    + "(execution.checkpointing.incremental) are off. NATIVE: "
+                                    + "every checkpoint uploads all of FlowKV's sealed store "
+                                    + "files; the task pauses only to seal the stores and "
+                                    + "hard-link their files, whatever the state size, and no "
+                                    + "checkpoint depends on an earlier one's files. CANONICAL: "
+                                    + "Flink's canonical key-value layout, restorable on other "
+                                    + "backends; the task pauses while every entry is copied "
+                                    + "into spill files, a pause that grows with the state. "
+                                    + "Savepoints are canonical either way. "
+                                    + "Allowed: NATIVE, CANONICAL.");
+
     /** Heap bytes a timer is taken to cost when the heap limit is derived from the JVM heap. */
     public static final int TIMER_HEAP_BYTES_ESTIMATE = 128;
 

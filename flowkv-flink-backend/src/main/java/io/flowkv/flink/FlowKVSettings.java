@@ -22,6 +22,7 @@ record FlowKVSettings(
         Map<String, String> triggerTimePredictors,
         FlowKVOptions.TimerService timerService,
         long timerHeapLimit,
+        FlowKVOptions.FullCheckpointFormat fullCheckpointFormat,
         Set<FlowKVMetrics.Group> metricGroups)
         implements Serializable {
     /**

@@ -31,8 +31,9 @@ import java.util.UUID;
  * free to change again as soon as it returns. Asynchronous part: {@link FullSnapshotAsyncWriter}
  * streams the spilled entries, key group by key group, to the checkpoint storage.
  *
- * <p>The synchronous part costs a sequential pass over the state. Incremental checkpoints that
- * share sealed store files instead are the next step (they need no spill at all).
+ * <p>The synchronous part costs a sequential pass over the state, so checkpoints take it only with
+ * {@code full-checkpoint-format: CANONICAL}; by default they upload the sealed store files instead
+ * ({@link FlowKVIncrementalSnapshotStrategy}), which needs no spill.
  */
 final class FlowKVSnapshotStrategy<K>
         implements SnapshotStrategy<KeyedStateHandle, FlowKVSnapshotResources<K>> {

@@ -131,6 +131,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.TRIGGER_TIME_PREDICTOR),
                 config.get(FlowKVOptions.TIMER_SERVICE),
                 config.getOptional(FlowKVOptions.TIMER_HEAP_LIMIT).orElse(FlowKVSettings.DERIVED),
+                config.get(FlowKVOptions.FULL_CHECKPOINT_FORMAT),
                 FlowKVMetrics.Group.enabledIn(config));
     }
 
@@ -331,6 +332,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 priorityQueues,
                 lease,
                 incrementalCheckpoints,
+                settings.fullCheckpointFormat(),
                 uploads,
                 localRecovery,
                 metrics);

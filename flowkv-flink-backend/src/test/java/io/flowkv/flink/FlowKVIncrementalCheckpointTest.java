@@ -24,6 +24,7 @@ import org.apache.flink.runtime.state.IncrementalLocalKeyedStateHandle;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.LocalRecoveryConfig;
@@ -67,6 +68,12 @@ class FlowKVIncrementalCheckpointTest {
     @TempDir Path temp;
 
     private final List<FlowKVKeyedStateBackend<Integer>> open = new ArrayList<>();
+
+    /** Flink's incremental switch and FlowKV's full format for the backends a test creates. */
+    private boolean incremental = true;
+
+    private FlowKVOptions.FullCheckpointFormat fullFormat =
+            FlowKVOptions.FULL_CHECKPOINT_FORMAT.defaultValue();
     private final List<MockEnvironment> environments = new ArrayList<>();
 
     @AfterEach
@@ -160,6 +167,45 @@ class FlowKVIncrementalCheckpointTest {
     }
 
     @Test
+    void shouldUploadEveryFileForAFullCheckpointAndRestoreFromItAlone() throws Exception {
+        incremental = false; // Flink's default; FlowKV's full format defaults to NATIVE
+        FlowKVKeyedStateBackend<Integer> backend = backend(KeyGroupRange.of(0, 127), List.of());
+        Map<String, String> model = new TreeMap<>();
+        write(backend, model, 0, 600, 0);
+        IncrementalRemoteKeyedStateHandle first = remote(snapshot(backend, 1));
+        first.registerSharedStates(new SharedStateRegistryImpl(), 1);
+        backend.notifyCheckpointComplete(1);
+
+        write(backend, model, 0, 50, 1);
+        IncrementalRemoteKeyedStateHandle second = remote(snapshot(backend, 2));
+        assertThat(second.getSharedState())
+                .noneMatch(f -> f.getHandle() instanceof PlaceholderStreamStateHandle);
+        assertThat(second.getCheckpointedSize())
+                .as("a full checkpoint uploads everything again")
+                .isGreaterThanOrEqualTo(first.getCheckpointedSize());
+
+        // The second checkpoint needs nothing the first one uploaded.
+        first.discardState();
+        assertThat(read(backend(KeyGroupRange.of(0, 127), List.of(second)), 0, 600))
+                .isEqualTo(model);
+        KeyGroupRange left = KeyGroupRange.of(0, 63);
+        assertThat(read(backend(left, List.of(second)), 0, 600)).isEqualTo(inRange(model, left));
+    }
+
+    @Test
+    void shouldWriteFullCheckpointsInFlinksLayoutWhenAskedTo() throws Exception {
+        incremental = false;
+        fullFormat = FlowKVOptions.FullCheckpointFormat.CANONICAL;
+        FlowKVKeyedStateBackend<Integer> backend = backend(KeyGroupRange.of(0, 127), List.of());
+        Map<String, String> model = new TreeMap<>();
+        write(backend, model, 0, 300, 0);
+        KeyedStateHandle canonical = snapshot(backend, 1);
+        assertThat(canonical).isInstanceOf(KeyGroupsStateHandle.class);
+        assertThat(read(backend(KeyGroupRange.of(0, 127), List.of(canonical)), 0, 300))
+                .isEqualTo(model);
+    }
+
+    @Test
     void shouldNameACorruptCheckpointFile() throws Exception {
         FlowKVKeyedStateBackend<Integer> backend = backend(KeyGroupRange.of(0, 127), List.of());
         write(backend, new TreeMap<>(), 0, 500, 0);
@@ -231,7 +277,8 @@ class FlowKVIncrementalCheckpointTest {
         MockEnvironment env = MockEnvironment.builder().setTaskStateManager(stateManager).build();
         environments.add(env);
         Configuration config = new Configuration();
-        config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
+        config.set(FlowKVOptions.FULL_CHECKPOINT_FORMAT, fullFormat);
         FlowKVStateBackend stateBackend =
                 new FlowKVStateBackend().configure(config, getClass().getClassLoader());
         FlowKVKeyedStateBackend<Integer> backend =

@@ -20,14 +20,16 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
+import static io.flowkv.flink.FlowKVOptions.FullCheckpointFormat.CANONICAL;
+import static io.flowkv.flink.FlowKVOptions.FullCheckpointFormat.NATIVE;
 import static io.flowkv.flink.FlowKVOptions.TimerService.AUTO;
 import static io.flowkv.flink.FlowKVOptions.TimerService.FLOWKV;
 import static io.flowkv.flink.FlowKVOptions.TimerService.HEAP;
 
 /**
- * Flink's own conformance suite for keyed state backends, run on FlowKV with full and with
- * incremental checkpoints, on both checkpoint storages, with timers on the heap and (in two of the
- * configurations) stored by FlowKV.
+ * Flink's own conformance suite for keyed state backends, run on FlowKV with full checkpoints in
+ * either format and with incremental checkpoints, on both checkpoint storages, with timers on the
+ * heap, stored by FlowKV, or moving from one to the other.
  */
 @ExtendWith(ParameterizedTestExtension.class)
 class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
@@ -41,9 +43,12 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
     public boolean incremental;
 
     @Parameter(2)
+    public FlowKVOptions.FullCheckpointFormat fullFormat;
+
+    @Parameter(3)
     public FlowKVOptions.TimerService timers;
 
-    @Parameters(name = "storage={0}, incremental={1}, timers={2}")
+    @Parameters(name = "storage={0}, incremental={1}, full={2}, timers={3}")
     public static List<Object[]> checkpointStorages() {
         SupplierWithException<CheckpointStorage, IOException> jobManager =
                 JobManagerCheckpointStorage::new;
@@ -53,12 +58,13 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
                                 new Path(tempFolder.resolve("checkpoints").toUri()), 0, -1);
         return Arrays.asList(
                 new Object[][] {
-                    {jobManager, false, HEAP},
-                    {fileSystem, false, AUTO},
-                    {jobManager, true, HEAP},
-                    {fileSystem, true, AUTO},
-                    {jobManager, false, FLOWKV},
-                    {fileSystem, true, FLOWKV}
+                    {jobManager, false, CANONICAL, HEAP},
+                    {fileSystem, false, NATIVE, AUTO},
+                    {jobManager, true, NATIVE, HEAP},
+                    {fileSystem, true, NATIVE, AUTO},
+                    {jobManager, false, NATIVE, FLOWKV},
+                    {fileSystem, false, CANONICAL, FLOWKV},
+                    {fileSystem, true, NATIVE, FLOWKV}
                 });
     }
 
@@ -66,6 +72,7 @@ class FlowKVStateBackendTest extends StateBackendTestBase<FlowKVStateBackend> {
     protected ConfigurableStateBackend getStateBackend() {
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
+        config.set(FlowKVOptions.FULL_CHECKPOINT_FORMAT, fullFormat);
         config.set(FlowKVOptions.TIMER_SERVICE, timers);
         // AUTO moves a queue into the store at its second timer: both sides of the move are run.
         config.set(FlowKVOptions.TIMER_HEAP_LIMIT, 1L);

@@ -1,6 +1,7 @@
 package io.flowkv.nexmark;
 
 import io.flowkv.core.TestSeeds;
+import io.flowkv.nexmark.FaultyCluster.Checkpoints;
 import io.flowkv.nexmark.sql.SqlQuery;
 
 import org.apache.flink.api.common.JobID;
@@ -27,6 +28,8 @@ import java.util.Random;
 import java.util.Set;
 import java.util.stream.Stream;
 
+import static io.flowkv.nexmark.FaultyCluster.Checkpoints.FULL_CANONICAL;
+import static io.flowkv.nexmark.FaultyCluster.Checkpoints.INCREMENTAL;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -41,9 +44,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * returns.
  *
  * <p>The default build runs a reduced suite (one query per store pattern and two SQL queries,
- * incremental checkpoints, two faults); {@code mvn -B verify -Pfailure-tests} runs every query with
- * incremental and full checkpoints and four faults each ({@code flowkv.failure-tests.full}). Fault
- * points come from {@link TestSeeds}: fixed under CI, replayable with {@code -Dflowkv.seed}.
+ * incremental checkpoints, and Q7 with full ones; two faults); {@code mvn -B verify
+ * -Pfailure-tests} runs every query with incremental and full checkpoints (native and canonical)
+ * and four faults each ({@code flowkv.failure-tests.full}). Fault points come from {@link
+ * TestSeeds}: fixed under CI, replayable with {@code -Dflowkv.seed}.
  */
 class FailureInjectionTest {
     static final boolean FULL = Boolean.getBoolean("flowkv.failure-tests.full");
@@ -105,33 +109,40 @@ class FailureInjectionTest {
                                 .toList()
                         : List.of(Query.Q7, Query.Q7_SESSION, Query.Q11, Query.COUNT);
         for (Query q : queries) {
-            runs.add(Arguments.of(q, true, false));
+            runs.add(Arguments.of(q, INCREMENTAL, false));
             if (FULL) {
-                runs.add(Arguments.of(q, false, false));
-                runs.add(Arguments.of(q, true, true));
-                runs.add(Arguments.of(q, false, true));
+                runs.add(Arguments.of(q, Checkpoints.FULL, false));
+                runs.add(Arguments.of(q, INCREMENTAL, true));
+                runs.add(Arguments.of(q, FULL_CANONICAL, true));
             }
         }
         if (!FULL) {
+            // Flink's default, full checkpoints, in FlowKV's default native format.
+            runs.add(Arguments.of(Query.Q7, Checkpoints.FULL, false));
             // Timers stored by FlowKV (timer-service: FLOWKV) under the same faults, and with
             // the default AUTO, moving from the heap into the store during the run.
-            runs.add(Arguments.of(Query.TIMERS, true, true));
-            runs.add(Arguments.of(Query.TIMERS, true, false));
+            runs.add(Arguments.of(Query.TIMERS, INCREMENTAL, true));
+            runs.add(Arguments.of(Query.TIMERS, INCREMENTAL, false));
         }
         return runs.stream();
     }
 
-    @ParameterizedTest(name = "{0}, incremental={1}, stored timers={2}")
+    @ParameterizedTest(name = "{0}, checkpoints {1}, stored timers={2}")
     @MethodSource("runs")
     void shouldEmitExactlyTheFailureFreeOutputUnderFaults(
-            Query query, boolean incremental, boolean storedTimers) throws Exception {
+            Query query, Checkpoints checkpointing, boolean storedTimers) throws Exception {
         long base = TestSeeds.base();
-        long seed = base + query.ordinal() * 31L + (incremental ? 1 : 0) + (storedTimers ? 2 : 0);
+        long seed =
+                base
+                        + query.ordinal() * 31L
+                        + checkpointing.ordinal() * 5L
+                        + (storedTimers ? 2 : 0);
         Random random = new Random(seed);
-        String runId = "faults-" + query.id() + "-" + incremental + "-" + storedTimers + "-" + seed;
+        String runId =
+                "faults-" + query.id() + "-" + checkpointing + "-" + storedTimers + "-" + seed;
         System.out.println(runId + ": replay with -Dflowkv.seed=" + base);
         String backend = storedTimers ? FaultyCluster.FLOWKV_STORED_TIMERS : "flowkv";
-        JobID job = cluster.submit(spec(query, backend, incremental, 2, runId), null);
+        JobID job = cluster.submit(spec(query, backend, checkpointing, 2, runId), null);
         injectFaultsAndAwait(job, runId, random);
         assertThat(FaultyCluster.results(runId))
                 .as("%s output after faults", runId)
@@ -164,7 +175,8 @@ class FailureInjectionTest {
         String referenceId = "sql-reference-" + query + "-" + seed;
         JobResult reference =
                 cluster.await(
-                        cluster.submitSql(query, spec(null, "hashmap", true, 2, referenceId)));
+                        cluster.submitSql(
+                                query, spec(null, "hashmap", INCREMENTAL, 2, referenceId)));
         assertThat(reference.isSuccess())
                 .as("%s failure-free run: %s", referenceId, reference.getSerializedThrowable())
                 .isTrue();
@@ -173,7 +185,7 @@ class FailureInjectionTest {
 
         String runId = "sql-faults-" + query + "-" + seed;
         System.out.println(runId + ": replay with -Dflowkv.seed=" + base);
-        JobID job = cluster.submitSql(query, spec(null, "flowkv", true, 2, runId));
+        JobID job = cluster.submitSql(query, spec(null, "flowkv", INCREMENTAL, 2, runId));
         injectFaultsAndAwait(job, runId, new Random(seed));
         assertThat(ChangelogResultSink.table(runId))
                 .as("%s table after faults", runId)
@@ -248,7 +260,7 @@ class FailureInjectionTest {
     @Test
     void shouldFailClearlyOnAFullDiskAndRecoverOnceSpaceReturns() throws Exception {
         String runId = "disk-full-" + System.nanoTime();
-        JobID job = cluster.submit(spec(Query.Q7, "flowkv", true, 2, runId), null);
+        JobID job = cluster.submit(spec(Query.Q7, "flowkv", INCREMENTAL, 2, runId), null);
         assertThat(cluster.awaitCheckpoints(job, 0, 1, Duration.ofSeconds(60))).isTrue();
         cluster.disk.failWrites();
         try {
@@ -297,15 +309,15 @@ class FailureInjectionTest {
             throws Exception {
         String runId = "migrate-" + query.id() + "-" + System.nanoTime();
         Path savepoints = Files.createDirectories(temp.resolve("savepoints"));
-        JobID rocks = cluster.submit(slowSpec(query, "rocksdb", true, 2, runId), null);
+        JobID rocks = cluster.submit(slowSpec(query, "rocksdb", INCREMENTAL, 2, runId), null);
         assertThat(cluster.awaitCheckpoints(rocks, 0, 2, Duration.ofSeconds(60))).isTrue();
         String first = cluster.stopWithCanonicalSavepoint(rocks, savepoints);
 
-        JobID flowKv = cluster.submit(slowSpec(query, "flowkv", true, 2, runId), first);
+        JobID flowKv = cluster.submit(slowSpec(query, "flowkv", INCREMENTAL, 2, runId), first);
         assertThat(cluster.awaitCheckpoints(flowKv, 0, 2, Duration.ofSeconds(60))).isTrue();
         String second = cluster.stopWithCanonicalSavepoint(flowKv, savepoints);
 
-        JobID heap = cluster.submit(slowSpec(query, "hashmap", false, 2, runId), second);
+        JobID heap = cluster.submit(slowSpec(query, "hashmap", Checkpoints.FULL, 2, runId), second);
         JobResult result = cluster.await(heap);
         assertThat(result.isSuccess()).as("%s", result.getSerializedThrowable()).isTrue();
         assertThat(FaultyCluster.results(runId)).isEqualTo(EXPECTED.get(query));
@@ -322,39 +334,39 @@ class FailureInjectionTest {
     @MethodSource("rescalings")
     void shouldRescaleOneToTwoToOneFromIncrementalCheckpoints(Query query) throws Exception {
         String runId = "rescale-" + query.id() + "-" + System.nanoTime();
-        JobID one = cluster.submit(slowSpec(query, "flowkv", true, 1, runId), null);
+        JobID one = cluster.submit(slowSpec(query, "flowkv", INCREMENTAL, 1, runId), null);
         assertThat(cluster.awaitCheckpoints(one, 0, 2, Duration.ofSeconds(60))).isTrue();
         String first = cluster.latestCheckpointPath(one);
         cluster.cancel(one);
 
-        JobID two = cluster.submit(slowSpec(query, "flowkv", true, 2, runId), first);
+        JobID two = cluster.submit(slowSpec(query, "flowkv", INCREMENTAL, 2, runId), first);
         assertThat(cluster.awaitCheckpoints(two, 0, 2, Duration.ofSeconds(60))).isTrue();
         String second = cluster.latestCheckpointPath(two);
         cluster.cancel(two);
 
-        JobID again = cluster.submit(slowSpec(query, "flowkv", true, 1, runId), second);
+        JobID again = cluster.submit(slowSpec(query, "flowkv", INCREMENTAL, 1, runId), second);
         JobResult result = cluster.await(again);
         assertThat(result.isSuccess()).as("%s", result.getSerializedThrowable()).isTrue();
         assertThat(FaultyCluster.results(runId)).isEqualTo(EXPECTED.get(query));
     }
 
     private FaultyCluster.JobSpec spec(
-            Query query, String backend, boolean incremental, int parallelism, String runId)
+            Query query, String backend, Checkpoints checkpointing, int parallelism, String runId)
             throws Exception {
-        return spec(query, backend, incremental, parallelism, runId, EVENTS_PER_SECOND);
+        return spec(query, backend, checkpointing, parallelism, runId, EVENTS_PER_SECOND);
     }
 
     /** Jobs stopped and resumed twice run slower, so that each leg has time to checkpoint. */
     private FaultyCluster.JobSpec slowSpec(
-            Query query, String backend, boolean incremental, int parallelism, String runId)
+            Query query, String backend, Checkpoints checkpointing, int parallelism, String runId)
             throws Exception {
-        return spec(query, backend, incremental, parallelism, runId, EVENTS_PER_SECOND / 2);
+        return spec(query, backend, checkpointing, parallelism, runId, EVENTS_PER_SECOND / 2);
     }
 
     private FaultyCluster.JobSpec spec(
             Query query,
             String backend,
-            boolean incremental,
+            Checkpoints checkpointing,
             int parallelism,
             String runId,
             double eventsPerSecond)
@@ -365,7 +377,7 @@ class FailureInjectionTest {
                 PARAMS,
                 eventsPerSecond,
                 backend,
-                incremental,
+                checkpointing,
                 parallelism,
                 Files.createDirectories(temp.resolve("checkpoints")),
                 runId);

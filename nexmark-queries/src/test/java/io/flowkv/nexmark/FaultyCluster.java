@@ -130,13 +130,28 @@ final class FaultyCluster implements AutoCloseable {
     /** Timers a FlowKV queue holds on the heap here before it moves into the store. */
     static final long AUTO_TIMERS_HEAP_LIMIT = 100;
 
+    /** How a job checkpoints: Flink's incremental switch and, when it is off, FlowKV's format. */
+    enum Checkpoints {
+        INCREMENTAL(true, FlowKVOptions.FullCheckpointFormat.NATIVE),
+        FULL(false, FlowKVOptions.FullCheckpointFormat.NATIVE),
+        FULL_CANONICAL(false, FlowKVOptions.FullCheckpointFormat.CANONICAL);
+
+        final boolean incremental;
+        final FlowKVOptions.FullCheckpointFormat fullFormat;
+
+        Checkpoints(boolean incremental, FlowKVOptions.FullCheckpointFormat fullFormat) {
+            this.incremental = incremental;
+            this.fullFormat = fullFormat;
+        }
+    }
+
     record JobSpec(
             Query query,
             GeneratorConfig generator,
             QueryParams params,
             double eventsPerSecond,
             String backend,
-            boolean incremental,
+            Checkpoints checkpointing,
             int parallelism,
             Path checkpoints,
             String runId) {}
@@ -187,7 +202,8 @@ final class FaultyCluster implements AutoCloseable {
             // again.
             conf.set(FlowKVOptions.TIMER_HEAP_LIMIT, AUTO_TIMERS_HEAP_LIMIT);
         }
-        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, spec.incremental());
+        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, spec.checkpointing().incremental);
+        conf.set(FlowKVOptions.FULL_CHECKPOINT_FORMAT, spec.checkpointing().fullFormat);
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, spec.checkpoints().toUri().toString());
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(1));

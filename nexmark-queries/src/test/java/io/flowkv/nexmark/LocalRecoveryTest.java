@@ -78,7 +78,7 @@ class LocalRecoveryTest {
                                 FailureInjectionTest.PARAMS,
                                 FailureInjectionTest.EVENTS_PER_SECOND,
                                 "flowkv",
-                                true,
+                                FaultyCluster.Checkpoints.INCREMENTAL,
                                 2,
                                 checkpoints,
                                 runId),
