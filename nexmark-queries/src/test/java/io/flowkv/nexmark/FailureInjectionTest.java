@@ -46,8 +46,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>The default build runs a reduced suite (one query per store pattern and two SQL queries,
  * incremental checkpoints, and Q7 with full ones; two faults); {@code mvn -B verify
  * -Pfailure-tests} runs every query with incremental and full checkpoints (native and canonical)
- * and four faults each ({@code flowkv.failure-tests.full}). Fault points come from {@link
- * TestSeeds}: fixed under CI, replayable with {@code -Dflowkv.seed}.
+ * and four faults each ({@code flowkv.failure-tests.full}). The faults, their order and the
+ * wall-clock pauses between them come from {@link TestSeeds}: fixed under CI, replayable with
+ * {@code -Dflowkv.seed}; the record a fault hits depends on the machine's speed.
  */
 class FailureInjectionTest {
     static final boolean FULL = Boolean.getBoolean("flowkv.failure-tests.full");
