@@ -10,6 +10,8 @@ import io.flowkv.core.memory.IoBuffer;
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 
 import static io.flowkv.core.log.IoFailures.chain;
 import static io.flowkv.core.log.IoFailures.closeQuietly;
@@ -21,6 +23,11 @@ import static io.flowkv.core.log.IoFailures.deleteQuietly;
  * <p>All writers share one staging buffer: a writer is always drained ({@link LogWriter#flush()})
  * before another one is used, so the buffer is empty between calls. That keeps the I/O memory of a
  * store at one buffer however many (window, partition) files are open.
+ *
+ * <p>At most {@link #MAX_OPEN_WRITERS} segments are open for appending: windows that fire per key
+ * at different times (a custom assigner, say) can have tens of thousands of partitions holding data
+ * at once, and a file descriptor each would exhaust the process's limit. Opening one more seals the
+ * segment appended to least recently; that partition's next flush starts a new segment.
  */
 final class SegmentFiles {
     static final String PREFIX = "aar-";
@@ -31,6 +38,13 @@ final class SegmentFiles {
     private final IoBuffer staging;
     private final StoreStats stats;
     private long nextFileId;
+
+    /** Segments open for appending at most, per store. */
+    static final int MAX_OPEN_WRITERS = 256;
+
+    /** Partitions with an open writer, least recently appended to first. */
+    private final LinkedHashMap<AarPartition, Boolean> openWriters =
+            new LinkedHashMap<>(16, 0.75f, true);
 
     SegmentFiles(FileIo io, Path directory, IoBuffer staging, StoreStats stats, long nextFileId) {
         this.io = io;
@@ -62,8 +76,10 @@ final class SegmentFiles {
             return 0;
         }
         if (p.writer == null) {
+            sealLeastRecentWriterIfFull();
             openSegment(p);
         }
+        openWriters.put(p, Boolean.TRUE);
         LogWriter writer = p.writer;
         long goodSize = writer.size();
         try {
@@ -75,6 +91,17 @@ final class SegmentFiles {
             rollBack(p, goodSize, e);
             throw e;
         }
+    }
+
+    /** Keeps the open writers under the bound before another one opens. */
+    private void sealLeastRecentWriterIfFull() throws IOException {
+        if (openWriters.size() < MAX_OPEN_WRITERS) {
+            return;
+        }
+        Iterator<AarPartition> eldest = openWriters.keySet().iterator();
+        AarPartition idle = eldest.next();
+        eldest.remove();
+        seal(idle, false);
     }
 
     private void openSegment(AarPartition p) throws IOException {
@@ -106,6 +133,7 @@ final class SegmentFiles {
             failure.addSuppressed(e);
             closeQuietly(p.writer, failure);
             p.writer = null;
+            openWriters.remove(p);
         }
     }
 
@@ -119,6 +147,7 @@ final class SegmentFiles {
             return;
         }
         p.writer = null;
+        openWriters.remove(p);
         try {
             writer.flush(durable);
         } catch (IOException e) {
@@ -138,6 +167,7 @@ final class SegmentFiles {
                 failure = e;
             }
             p.writer = null;
+            openWriters.remove(p);
         }
         int count = p.segmentCount();
         long[] ids = new long[count];
@@ -161,6 +191,7 @@ final class SegmentFiles {
     void closeWriter(AarPartition p) throws IOException {
         LogWriter writer = p.writer;
         p.writer = null;
+        openWriters.remove(p);
         if (writer != null) {
             writer.close();
         }

@@ -69,6 +69,28 @@ class AarStoreTest {
     }
 
     @Test
+    void shouldKeepABoundedNumberOfSegmentsOpenWhateverTheNumberOfWindows() throws IOException {
+        open();
+        int windows = 3 * SegmentFiles.MAX_OPEN_WRITERS;
+        for (int round = 0; round < 3; round++) {
+            for (int w = 0; w < windows; w++) {
+                append(store, "k", "w" + w, "v" + round);
+            }
+            store.flush();
+            assertThat(io.openChannels())
+                    .as("open segment files after flush %d", round)
+                    .isLessThanOrEqualTo(SegmentFiles.MAX_OPEN_WRITERS);
+        }
+        for (int w = 0; w < windows; w++) {
+            assertThat(values(store, "k", "w" + w)).containsExactly("v0", "v1", "v2");
+        }
+        AarStore restored = sealAndRestore(store, options, budget);
+        store = restored;
+        assertThat(values(store, "k", "w" + (windows - 1))).containsExactly("v0", "v1", "v2");
+        assertThat(values(store, "k", "w0")).containsExactly("v0", "v1", "v2");
+    }
+
+    @Test
     void shouldPlaceKeysWithTheConfiguredPartitioner() throws IOException {
         // Partition by the key's first byte, as the Flink backend partitions by key group.
         open(
