@@ -102,8 +102,7 @@ public final class Bench {
                         cgroupLimit(o, budget));
         if (env.cgroupLimitBytes() > 0) {
             // Fail now, naming what is missing, not at every run.
-            MemoryCgroup.create(ChildRun.Env.cgroupSysfs(), "probe", env.cgroupLimitBytes())
-                    .close();
+            MemoryCgroup.create(MemoryCgroup.SYSFS, "probe", env.cgroupLimitBytes()).close();
             err.println(
                     "bench: every run in a memory cgroup of "
                             + MemoryBudget.mb(env.cgroupLimitBytes())

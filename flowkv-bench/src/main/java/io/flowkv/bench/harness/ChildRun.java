@@ -81,13 +81,7 @@ final class ChildRun {
             boolean keepRunDirs,
             long stallSeconds,
             long timeoutSeconds,
-            long cgroupLimitBytes) {
-
-        /** Where a run's memory cgroup goes: {@link MemoryCgroup#SYSFS}, or a test's tree. */
-        static Path cgroupSysfs() {
-            return Path.of(System.getProperty("flowkv.bench.cgroup-sysfs", "/sys/fs/cgroup"));
-        }
-    }
+            long cgroupLimitBytes) {}
 
     private ChildRun() {}
 
@@ -164,7 +158,8 @@ final class ChildRun {
 
         MemoryCgroup cgroup = null;
         if (env.cgroupLimitBytes() > 0) {
-            cgroup = MemoryCgroup.create(Env.cgroupSysfs(), spec.dirName(), env.cgroupLimitBytes());
+            cgroup =
+                    MemoryCgroup.create(MemoryCgroup.SYSFS, spec.dirName(), env.cgroupLimitBytes());
             cmd = cgroup.wrap(cmd);
             row.set(Column.MEMORY_LIMIT_BYTES, env.cgroupLimitBytes());
         }

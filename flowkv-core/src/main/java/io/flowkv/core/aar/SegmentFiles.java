@@ -93,6 +93,14 @@ final class SegmentFiles {
         }
     }
 
+    /** Takes the partition's writer (null if none) off it and out of the open set. */
+    private LogWriter detachWriter(AarPartition p) {
+        LogWriter writer = p.writer;
+        p.writer = null;
+        openWriters.remove(p);
+        return writer;
+    }
+
     /** Keeps the open writers under the bound before another one opens. */
     private void sealLeastRecentWriterIfFull() throws IOException {
         if (openWriters.size() < MAX_OPEN_WRITERS) {
@@ -131,9 +139,7 @@ final class SegmentFiles {
             p.writer.truncate(goodSize);
         } catch (IOException | RuntimeException e) {
             failure.addSuppressed(e);
-            closeQuietly(p.writer, failure);
-            p.writer = null;
-            openWriters.remove(p);
+            closeQuietly(detachWriter(p), failure);
         }
     }
 
@@ -142,12 +148,10 @@ final class SegmentFiles {
      * go to a new one.
      */
     void seal(AarPartition p, boolean durable) throws IOException {
-        LogWriter writer = p.writer;
+        LogWriter writer = detachWriter(p);
         if (writer == null) {
             return;
         }
-        p.writer = null;
-        openWriters.remove(p);
         try {
             writer.flush(durable);
         } catch (IOException e) {
@@ -160,14 +164,13 @@ final class SegmentFiles {
     /** Forgets the partition's segments, then deletes their files. */
     void deleteSegments(AarPartition p) throws IOException {
         IOException failure = null;
-        if (p.writer != null) {
+        LogWriter writer = detachWriter(p);
+        if (writer != null) {
             try {
-                p.writer.close();
+                writer.close();
             } catch (IOException e) {
                 failure = e;
             }
-            p.writer = null;
-            openWriters.remove(p);
         }
         int count = p.segmentCount();
         long[] ids = new long[count];
@@ -189,9 +192,7 @@ final class SegmentFiles {
     }
 
     void closeWriter(AarPartition p) throws IOException {
-        LogWriter writer = p.writer;
-        p.writer = null;
-        openWriters.remove(p);
+        LogWriter writer = detachWriter(p);
         if (writer != null) {
             writer.close();
         }

@@ -173,8 +173,8 @@ public final class AurStore implements AutoCloseable {
     private long deadBytes;
 
     /**
-     * Bytes flushed since the store last had no dead bytes (its last compaction, or its first
-     * removal after it): whether the store still grows while its windows die.
+     * Bytes flushed since the first removal that left the store with dead bytes (after it opened or
+     * compacted): whether the store still grows while its windows die.
      */
     private long flushedSinceDeath;
 
@@ -1605,7 +1605,6 @@ public final class AurStore implements AutoCloseable {
         stats.addCompaction(c.moved);
         installChains(c.chains);
         deadBytes = 0;
-        flushedSinceDeath = 0;
         publishSpace();
         failure = closeWriter(oldDataWriter, failure);
         for (LogSegment segment : oldData) {
