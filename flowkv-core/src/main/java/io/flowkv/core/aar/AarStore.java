@@ -179,8 +179,7 @@ public final class AarStore implements AutoCloseable {
         manifestSequence = m.sequence;
         files.resetNextFileId(m.nextFileId);
         for (AarWindow w : windows.windows()) {
-            for (int i = 0; i < w.partitionCount(); i++) {
-                AarPartition p = w.partition(i);
+            for (AarPartition p : w.present()) {
                 for (int s = 0; s < p.segmentCount(); s++) {
                     loader.verify(p.fileId(s), p.length(s));
                 }
@@ -260,7 +259,10 @@ public final class AarStore implements AutoCloseable {
             return false;
         }
         long hash = Hashing.hash64(key);
-        AarPartition p = partition(w, key, hash);
+        AarPartition p = w.existing(partitionIndex(key, hash));
+        if (p == null) {
+            return false;
+        }
         if (p.bufferedAppends > 0 && p.chainRecords > READ_FLUSH_THRESHOLD) {
             // Every key of the firing window will be read: index the chain once instead of scanning
             // it once per key. A partition with segments indexes it through its log (the loaded
@@ -294,11 +296,14 @@ public final class AarStore implements AutoCloseable {
         if (w == null) {
             return;
         }
+        long hash = Hashing.hash64(key);
+        AarPartition p = w.existing(partitionIndex(key, hash));
+        if (p == null) {
+            return;
+        }
         if (buffer.usedBytes() >= flushLimit) {
             flush();
         }
-        long hash = Hashing.hash64(key);
-        AarPartition p = partition(w, key, hash);
         LoadedPartition view;
         // Log bytes of the key's live values in the segments of a partition too large to load.
         long streamedBytes;
@@ -359,8 +364,7 @@ public final class AarStore implements AutoCloseable {
     long partitionLiveBytes() {
         long sum = 0;
         for (AarWindow w : windows.windows()) {
-            for (int i = 0; i < w.partitionCount(); i++) {
-                AarPartition p = w.partition(i);
+            for (AarPartition p : w.present()) {
                 sum += p.fileLiveBytes + p.bufferedAppendBytes;
             }
         }
@@ -386,8 +390,7 @@ public final class AarStore implements AutoCloseable {
     private void dropWindow(AarWindow w) throws IOException {
         windows.remove(w);
         IOException failure = null;
-        for (int i = 0; i < w.partitionCount(); i++) {
-            AarPartition p = w.partition(i);
+        for (AarPartition p : w.present()) {
             stats.addLiveBytes(-p.bufferedAppendBytes);
             buffer.dropIndex(p);
             p.detachChain();
@@ -422,8 +425,7 @@ public final class AarStore implements AutoCloseable {
         long written = 0;
         try {
             for (AarWindow w : windows.windows()) {
-                for (int i = 0; i < w.partitionCount(); i++) {
-                    AarPartition p = w.partition(i);
+                for (AarPartition p : w.present()) {
                     if (p.hasChain()) {
                         written += moveChainToLog(p);
                     }
@@ -470,8 +472,7 @@ public final class AarStore implements AutoCloseable {
         checkOpen();
         Checks.checkNotNull("visitor", visitor);
         for (AarWindow w : windows.windows()) {
-            for (int i = 0; i < w.partitionCount(); i++) {
-                AarPartition p = w.partition(i);
+            for (AarPartition p : w.present()) {
                 if (p.hasSegments()) {
                     LoadedPartition view = loader.load(p);
                     if (view != null) {
@@ -503,8 +504,7 @@ public final class AarStore implements AutoCloseable {
         List<AarWindow> live = windows.windows();
         List<SealedStore.SealedFile> sealed = new ArrayList<>();
         for (AarWindow w : live) {
-            for (int i = 0; i < w.partitionCount(); i++) {
-                AarPartition p = w.partition(i);
+            for (AarPartition p : w.present()) {
                 files.seal(p, durable);
                 for (int s = 0; s < p.segmentCount(); s++) {
                     sealed.add(new SealedStore.SealedFile(files.path(p.fileId(s)), p.length(s)));
@@ -544,6 +544,11 @@ public final class AarStore implements AutoCloseable {
         return windows.size();
     }
 
+    /** The live windows, for tests of their bookkeeping. */
+    List<AarWindow> windowsForTest() {
+        return windows.windows();
+    }
+
     /** Window partitions currently loaded in memory (gradual state loading). */
     int loadedPartitions() {
         return loader.loadedCount();
@@ -561,10 +566,10 @@ public final class AarStore implements AutoCloseable {
         closed = true;
         IOException failure = null;
         for (AarWindow w : windows.windows()) {
-            for (int i = 0; i < w.partitionCount(); i++) {
-                buffer.dropIndex(w.partition(i));
+            for (AarPartition p : w.present()) {
+                buffer.dropIndex(p);
                 try {
-                    files.closeWriter(w.partition(i));
+                    files.closeWriter(p);
                 } catch (IOException e) {
                     failure = chain(failure, e);
                 }
@@ -588,13 +593,17 @@ public final class AarStore implements AutoCloseable {
     }
 
     private AarPartition partition(AarWindow w, byte[] key, long keyHash) {
+        return w.partition(partitionIndex(key, keyHash));
+    }
+
+    private int partitionIndex(byte[] key, long keyHash) {
         int n = options.partitions();
         int i = options.partitioner().partition(key, keyHash, n);
         if (i < 0 || i >= n) {
             throw new IllegalStateException(
                     "partitioner returned " + i + " for " + n + " partitions");
         }
-        return w.partition(i);
+        return i;
     }
 
     private void checkOpen() {

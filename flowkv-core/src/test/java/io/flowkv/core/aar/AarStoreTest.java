@@ -1,7 +1,9 @@
 package io.flowkv.core.aar;
 
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.log.FaultInjectingFileIo;
+import io.flowkv.core.log.ManifestFile;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -88,6 +90,122 @@ class AarStoreTest {
         store = restored;
         assertThat(values(store, "k", "w" + (windows - 1))).containsExactly("v0", "v1", "v2");
         assertThat(values(store, "k", "w0")).containsExactly("v0", "v1", "v2");
+    }
+
+    @Test
+    void shouldKeepBookkeepingOnlyForThePartitionsAWindowUses() throws IOException {
+        // Windows that fire per key (a custom assigner shifting each key's windows): every window
+        // holds one key, so one partition of 128. Bookkeeping for all 128 per window ran a
+        // TaskManager out of Java heap at a few hundred thousand windows.
+        open(
+                AarStoreOptions.builder(dir)
+                        .partitions(128)
+                        .partitioner((key, hash, n) -> Math.floorMod(hash, n)));
+        int windows = 2_000;
+        for (int w = 0; w < windows; w++) {
+            append(store, "k" + w, "w" + w, "v" + w);
+        }
+        store.flush();
+        assertThat(store.windowsForTest())
+                .allSatisfy(w -> assertThat(w.present()).as("partitions of %s", w).hasSize(1));
+        // Reads of keys and windows that hold nothing create no bookkeeping either.
+        assertThat(values(store, "absent", "w7")).isEmpty();
+        store.remove(b("absent"), b("w8"));
+        assertThat(store.windowsForTest()).allSatisfy(w -> assertThat(w.present()).hasSize(1));
+
+        SealedStore sealed = store.seal();
+        assertThat(Files.size(sealed.manifest()))
+                .as("manifest bytes for %d one-partition windows", windows)
+                .isLessThan(windows * 64L);
+        store.close();
+        store = AarStore.restore(options, budget, sealed.manifest());
+        for (int w = 0; w < windows; w++) {
+            assertThat(values(store, "k" + w, "w" + w)).containsExactly("v" + w);
+        }
+        assertThat(store.windowsForTest()).allSatisfy(w -> assertThat(w.present()).hasSize(1));
+    }
+
+    @Test
+    void shouldServeAWindowWhoseKeysSpreadOverEveryPartition() throws IOException {
+        // Past a quarter of the partitions a window indexes them directly; before, by search.
+        open(
+                AarStoreOptions.builder(dir)
+                        .partitions(64)
+                        .partitioner((key, hash, n) -> Integer.parseInt(new String(key)) % n));
+        for (int round = 0; round < 2; round++) {
+            for (int k = 63; k >= 0; k--) {
+                append(store, Integer.toString(k), "w", "v" + round);
+                if (k % 16 == 0) {
+                    for (int check = 63; check >= k; check--) {
+                        assertThat(values(store, Integer.toString(check), "w")).hasSize(round + 1);
+                    }
+                }
+            }
+            store.flush();
+        }
+        assertThat(store.windowsForTest().get(0).present())
+                .extracting(p -> p.index)
+                .containsExactlyElementsOf(
+                        java.util.stream.IntStream.range(0, 64).boxed().toList());
+        store = sealAndRestore(store, options, budget);
+        for (int k = 0; k < 64; k++) {
+            assertThat(values(store, Integer.toString(k), "w")).containsExactly("v0", "v1");
+        }
+    }
+
+    @Test
+    void shouldRestoreAManifestThatListsEveryPartitionOfEveryWindow() throws IOException {
+        // Payload version 1 wrote all partitions of each window, empty ones too.
+        open(AarStoreOptions.builder(dir).partitions(8).partitioner((key, hash, n) -> key[0] % n));
+        for (int w = 0; w < 5; w++) {
+            for (int k = 0; k < 3; k++) {
+                append(store, (char) ('a' + k * 2) + "-" + w, "w" + w, "v" + w + k);
+            }
+        }
+        SealedStore sealed = store.seal();
+        store.close();
+        store = null;
+        byte[] v2 = ManifestFile.read(options.fileIo(), sealed.manifest());
+        WindowTable table = new WindowTable(budget, 8, new StoreStats());
+        AarManifest m;
+        try {
+            m = AarManifest.decode(v2, sealed.manifest(), 8, table);
+            java.nio.ByteBuffer v1 =
+                    java.nio.ByteBuffer.allocate(v2.length + 5 * 8 * 20)
+                            .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            v1.putInt(AarManifest.VERSION_DENSE).putLong(m.sequence).putLong(m.nextFileId);
+            v1.putInt(8).putInt(table.size());
+            for (AarWindow w : table.windows()) {
+                v1.putInt(w.bytes.length).put(w.bytes);
+                for (int i = 0; i < 8; i++) {
+                    AarPartition p = w.existing(i);
+                    if (p == null) {
+                        v1.putLong(0).putLong(0).putInt(0);
+                        continue;
+                    }
+                    v1.putLong(p.fileLiveBytes).putLong(p.fileDeadBytes).putInt(p.segmentCount());
+                    for (int seg = 0; seg < p.segmentCount(); seg++) {
+                        v1.putLong(p.fileId(seg)).putLong(p.length(seg));
+                    }
+                }
+            }
+            Path dense = dir.resolve("aar-" + (m.sequence + 1) + ".manifest");
+            ManifestFile.write(
+                    options.fileIo(),
+                    dense,
+                    m.sequence + 1,
+                    java.util.Arrays.copyOf(v1.array(), v1.position()));
+            store = AarStore.restore(options, budget, dense);
+        } finally {
+            table.release();
+        }
+        for (int w = 0; w < 5; w++) {
+            for (int k = 0; k < 3; k++) {
+                assertThat(values(store, (char) ('a' + k * 2) + "-" + w, "w" + w))
+                        .containsExactly("v" + w + k);
+            }
+        }
+        assertThat(store.windowsForTest()).allSatisfy(w -> assertThat(w.present()).hasSize(3));
     }
 
     @Test
