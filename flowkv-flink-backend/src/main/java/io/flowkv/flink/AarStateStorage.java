@@ -90,6 +90,11 @@ final class AarStateStorage extends ListStorage<AarStore> {
         instanceFor(key).remove(key, namespace);
     }
 
+    /** Windows with live or not yet deleted data. */
+    int windowCount() {
+        return instances.get(0).windowCount();
+    }
+
     @Override
     protected long memoryOf(AarStore instance) {
         return instance.memoryUsed();

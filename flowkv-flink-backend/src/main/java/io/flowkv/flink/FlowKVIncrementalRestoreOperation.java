@@ -167,8 +167,7 @@ final class FlowKVIncrementalRestoreOperation<K> {
                 continue;
             }
             RegisteredState state = restored.get(i);
-            state.storage = reopen(state, stored, base, metadata.range());
-            state.pattern = stored.pattern();
+            state.storage = binder.restored(state, reopen(state, stored, base, metadata.range()));
         }
         restoreTimers(metadata, base);
         deleteTimerFiles(metadata, base);

@@ -125,6 +125,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                 keyContext);
         this.operatorIdentifier = operatorIdentifier;
         this.binder = binder;
+        binder.afterMoveToAur(this::offerPendingWindowTimers);
         this.keyGroupPrefixBytes =
                 CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
                         keyContext.getNumberOfKeyGroups());
@@ -405,7 +406,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     /** The store chosen for a state, or null before its first use; for tests and metrics. */
     public StorePattern storePattern(String stateName) {
         RegisteredState registered = states.get(stateName);
-        return registered == null ? null : registered.pattern;
+        return registered == null ? null : registered.pattern();
     }
 
     Map<String, RegisteredState> registeredStates() {
@@ -430,7 +431,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
 
         @Override
         public StorePattern pattern() {
-            return registered.pattern;
+            return registered.pattern();
         }
 
         @Override
@@ -570,7 +571,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         }
         RegisteredState contents = states.get(StoreSelector.WINDOW_CONTENTS);
         if (contents == null
-                || contents.pattern != StorePattern.AUR
+                || contents.pattern() != StorePattern.AUR
                 || states.containsKey(StoreSelector.MERGING_WINDOW_SET)
                 || !(contents.state instanceof FlowKVListState)) {
             return;
@@ -588,6 +589,24 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                     e.toString());
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Hands every pending timer to the trigger time feed: after window contents moved from AAR to
+     * AUR, whose windows' timers were registered while no AUR store listened.
+     */
+    private void offerPendingWindowTimers() {
+        for (org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
+                priorityQueuesManager.getRegisteredPQStates().values()) {
+            org.apache.flink.util.CloseableIterator<?> timers = queue.getPriorityQueue().iterator();
+            try {
+                while (timers.hasNext()) {
+                    feed(timers.next(), true);
+                }
+            } finally {
+                IOUtils.closeQuietly(timers);
+            }
         }
     }
 
@@ -772,7 +791,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                     LOG.info(
                             StoreStatsLine.of(
                                     operatorIdentifier + "/" + registered.name(),
-                                    registered.pattern,
+                                    registered.pattern(),
                                     registered.storage.stats()));
                 }
                 IOUtils.closeQuietly(registered.storage);

@@ -107,7 +107,7 @@ final class FlowKVMetrics {
         MetricGroup group = root.addGroup(state.name());
         group.gauge(
                 "store",
-                (Gauge<String>) () -> state.pattern == null ? "unbound" : state.pattern.name());
+                (Gauge<String>) () -> state.pattern() == null ? "unbound" : state.pattern().name());
         if (groups.contains(Group.MEMORY)) {
             gauge(
                     group,

@@ -79,6 +79,20 @@ public final class FlowKVOptions {
                             "Store instances (partitions) per operator subtask and state; each "
                                     + "flushes and compacts on its own. Allowed: [1, 1024].");
 
+    public static final ConfigOption<Integer> PER_KEY_WINDOWS_THRESHOLD =
+            ConfigOptions.key("state.backend.flowkv.per-key-windows-threshold")
+                    .intType()
+                    .defaultValue(1024)
+                    .withDescription(
+                            "Window contents of a non-merging TimeWindow assigner start on AAR "
+                                    + "(tumbling and sliding windows fire for all keys at once). "
+                                    + "When their appends show windows per key (of 64 sampled "
+                                    + "windows, fewer than a quarter reached 4 distinct keys, "
+                                    + "after 64 distinct keys) and the store holds at least this "
+                                    + "many windows, every element moves to AUR, which predicts "
+                                    + "and reads windows key by key. The decision and its "
+                                    + "evidence are logged. 0: never move. Allowed: [0, 2^31).");
+
     public static final ConfigOption<List<String>> LOCAL_DIRECTORIES =
             ConfigOptions.key("state.backend.flowkv.localdir")
                     .stringType()
@@ -272,6 +286,10 @@ public final class FlowKVOptions {
         double msa = config.get(MAX_SPACE_AMPLIFICATION);
         if (!(msa > 1.0 && msa <= 100.0)) {
             throw bad(MAX_SPACE_AMPLIFICATION, msa, "(1, 100]");
+        }
+        int perKeyWindows = config.get(PER_KEY_WINDOWS_THRESHOLD);
+        if (perKeyWindows < 0) {
+            throw bad(PER_KEY_WINDOWS_THRESHOLD, perKeyWindows, "[0, 2^31)");
         }
         int partitions = config.get(PARTITIONS);
         if (partitions < 1 || partitions > 1024) {

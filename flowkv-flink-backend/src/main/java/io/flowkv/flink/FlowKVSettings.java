@@ -23,6 +23,7 @@ record FlowKVSettings(
         FlowKVOptions.TimerService timerService,
         long timerHeapLimit,
         FlowKVOptions.FullCheckpointFormat fullCheckpointFormat,
+        int perKeyWindowsThreshold,
         Set<FlowKVMetrics.Group> metricGroups)
         implements Serializable {
     /**

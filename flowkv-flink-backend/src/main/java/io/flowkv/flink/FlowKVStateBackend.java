@@ -132,6 +132,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.TIMER_SERVICE),
                 config.getOptional(FlowKVOptions.TIMER_HEAP_LIMIT).orElse(FlowKVSettings.DERIVED),
                 config.get(FlowKVOptions.FULL_CHECKPOINT_FORMAT),
+                config.get(FlowKVOptions.PER_KEY_WINDOWS_THRESHOLD),
                 FlowKVMetrics.Group.enabledIn(config));
     }
 

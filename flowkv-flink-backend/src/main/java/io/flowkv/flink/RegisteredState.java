@@ -12,12 +12,16 @@ final class RegisteredState {
     final int id;
     RegisteredKeyValueStateBackendMetaInfo<?, ?> metaInfo;
     StateStorage storage;
-    StorePattern pattern;
     AbstractFlowKVState<?, ?, ?> state;
 
     RegisteredState(int id, RegisteredKeyValueStateBackendMetaInfo<?, ?> metaInfo) {
         this.id = id;
         this.metaInfo = metaInfo;
+    }
+
+    /** The store the state's entries are in now, or null before its first use. */
+    StorePattern pattern() {
+        return storage == null ? null : storage.pattern();
     }
 
     String name() {

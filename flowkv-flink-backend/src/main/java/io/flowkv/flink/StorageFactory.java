@@ -45,6 +45,15 @@ final class StorageFactory {
         return budget;
     }
 
+    FlowKVSettings settings() {
+        return settings;
+    }
+
+    /** A new, empty AUR storage of a state in {@code dir} (a judged AAR storage moving there). */
+    StateStorage openAur(int stateId, Path dir) throws IOException {
+        return open(stateId, dir, StorePattern.AUR, true, keyGroups, null);
+    }
+
     Path baseDirectory() {
         return baseDirectory;
     }

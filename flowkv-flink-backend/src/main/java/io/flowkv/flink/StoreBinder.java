@@ -27,8 +27,51 @@ final class StoreBinder {
             Map<String, RegisteredState> states) {
         this.operatorIdentifier = operatorIdentifier;
         this.factory = factory;
-        this.selector = new StoreSelector(override);
+        this.selector =
+                new StoreSelector(override, factory.settings().perKeyWindowsThreshold() > 0);
         this.states = states;
+    }
+
+    private Runnable afterMoveToAur = () -> {};
+
+    /**
+     * What to do after a judged window contents storage moved to AUR (the backend hands it the
+     * windows' pending timers); applies to storages bound before and after this call.
+     */
+    void afterMoveToAur(Runnable action) {
+        this.afterMoveToAur = action;
+    }
+
+    /**
+     * A storage reopened from a checkpoint as it will be used: an AAR one that the store choice
+     * would judge at run time is judged again (its checkpoint was taken before a verdict or after
+     * one for aligned windows).
+     */
+    StateStorage restored(RegisteredState registered, StateStorage storage) {
+        if (storage instanceof AarStateStorage && choose(registered).judged()) {
+            return judged(registered, (AarStateStorage) storage);
+        }
+        return storage;
+    }
+
+    private StoreSelector.Choice choose(RegisteredState registered) {
+        return selector.choose(
+                operatorIdentifier,
+                registered.name(),
+                registered.metaInfo.getStateType(),
+                registered.metaInfo.getNamespaceSerializer(),
+                states.keySet());
+    }
+
+    private StateStorage judged(RegisteredState registered, AarStateStorage aar) {
+        AdaptiveWindowStorage adaptive =
+                new AdaptiveWindowStorage(
+                        operatorIdentifier + ": " + registered.name(),
+                        aar,
+                        factory.settings().perKeyWindowsThreshold(),
+                        dir -> factory.openAur(registered.id, dir));
+        adaptive.afterMove(() -> afterMoveToAur.run());
+        return adaptive;
     }
 
     StorageFactory factory() {
@@ -37,26 +80,24 @@ final class StoreBinder {
 
     StateStorage storage(RegisteredState registered) throws IOException {
         if (registered.storage == null) {
-            StoreSelector.Choice choice =
-                    selector.choose(
-                            operatorIdentifier,
-                            registered.name(),
-                            registered.metaInfo.getStateType(),
-                            registered.metaInfo.getNamespaceSerializer(),
-                            states.keySet());
-            registered.storage =
+            StoreSelector.Choice choice = choose(registered);
+            StateStorage storage =
                     factory.create(
                             registered.id,
                             registered.name(),
                             choice.pattern(),
                             registered.metaInfo.getStateType() == StateDescriptor.Type.LIST);
-            registered.pattern = choice.pattern();
+            registered.storage =
+                    choice.judged() && storage instanceof AarStateStorage
+                            ? judged(registered, (AarStateStorage) storage)
+                            : storage;
             LOG.info(
-                    "FlowKV {}: {} -> {} ({})",
+                    "FlowKV {}: {} -> {} ({}{})",
                     operatorIdentifier,
                     registered.name(),
                     choice.pattern(),
-                    choice.reason());
+                    choice.reason(),
+                    choice.judged() ? "; moves to AUR if the appends show windows per key" : "");
         }
         return registered.storage;
     }

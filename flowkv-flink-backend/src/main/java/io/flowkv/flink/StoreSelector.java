@@ -37,13 +37,26 @@ final class StoreSelector {
 
     static final String SQL_WINDOW_ACCUMULATORS = "window-aggs";
 
-    /** The decision and why, for the log line. */
-    record Choice(StorePattern pattern, String reason) {}
+    /**
+     * The decision and why, for the log line. {@code judged}: AAR until the appends show whether
+     * the windows are aligned or per key ({@link AdaptiveWindowStorage}).
+     */
+    record Choice(StorePattern pattern, String reason, boolean judged) {
+        Choice(StorePattern pattern, String reason) {
+            this(pattern, reason, false);
+        }
+    }
 
     private final StorePattern override;
+    private final boolean judgeAlignment;
 
-    StoreSelector(StorePattern override) {
+    /**
+     * {@code judgeAlignment}: non-merging time windows start on AAR and move to AUR if their
+     * appends show windows per key.
+     */
+    StoreSelector(StorePattern override, boolean judgeAlignment) {
         this.override = override;
+        this.judgeAlignment = judgeAlignment;
     }
 
     Choice choose(
@@ -82,7 +95,11 @@ final class StoreSelector {
             } else if (globalWindow) {
                 detected = new Choice(StorePattern.AUR, "list state, global window");
             } else if (timeWindow) {
-                detected = new Choice(StorePattern.AAR, "list state, time windows without merging");
+                detected =
+                        new Choice(
+                                StorePattern.AAR,
+                                "list state, time windows without merging",
+                                judgeAlignment);
             } else {
                 detected = new Choice(StorePattern.AUR, "list state, custom window");
             }

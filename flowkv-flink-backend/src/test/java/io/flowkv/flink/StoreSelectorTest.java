@@ -29,7 +29,7 @@ class StoreSelectorTest {
     private static final String SQL_REGULAR_JOIN =
             "StreamingJoinOperator_21c8179f46ef788a136bf0c232d4e5e8_(2/2)";
 
-    private final StoreSelector selector = new StoreSelector(null);
+    private final StoreSelector selector = new StoreSelector(null, true);
 
     @Test
     void shouldChooseByWindowShapeForTheDataStreamWindowOperator() {
@@ -124,7 +124,7 @@ class StoreSelectorTest {
 
     @Test
     void shouldLetAnOverrideWinForListStateOnly() {
-        StoreSelector forced = new StoreSelector(StorePattern.AUR);
+        StoreSelector forced = new StoreSelector(StorePattern.AUR, true);
         assertThat(
                         forced.choose(
                                         SQL_WINDOW_JOIN,
