@@ -116,7 +116,7 @@ final class AarStateStorage extends ListStorage<AarStore> {
     }
 
     @Override
-    public void flush() throws IOException {
-        forEachInstance(AarStore::flush);
+    protected void flushIn(AarStore instance) throws IOException {
+        instance.flush();
     }
 }

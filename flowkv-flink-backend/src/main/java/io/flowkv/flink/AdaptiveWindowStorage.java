@@ -207,6 +207,16 @@ final class AdaptiveWindowStorage implements StateStorage {
     }
 
     @Override
+    public int parts() {
+        return current.parts();
+    }
+
+    @Override
+    public void flushPart(int part) throws IOException {
+        current.flushPart(part);
+    }
+
+    @Override
     public List<SealedStore> seal() throws IOException {
         return current.seal();
     }

@@ -119,7 +119,7 @@ final class AurStateStorage extends ListStorage<AurStore> {
     }
 
     @Override
-    public void flush() throws IOException {
-        forEachInstance(AurStore::flush);
+    protected void flushIn(AurStore instance) throws IOException {
+        instance.flush();
     }
 }

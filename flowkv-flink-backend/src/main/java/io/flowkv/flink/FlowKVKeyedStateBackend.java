@@ -125,6 +125,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                 keyContext);
         this.operatorIdentifier = operatorIdentifier;
         this.binder = binder;
+        this.preFlushes =
+                new PreFlushSchedule(binder.factory().settings().preFlushesPerCheckpoint());
         binder.afterMoveToAur(this::offerPendingWindowTimers);
         this.keyGroupPrefixBytes =
                 CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
@@ -155,13 +157,75 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     @Override
     public void setCurrentKey(K newKey) {
         keyVersion++;
+        preFlushIfDue();
         super.setCurrentKey(newKey);
     }
 
     @Override
     public void setCurrentKeyAndKeyGroup(K newKey, int newKeyGroupIndex) {
         keyVersion++;
+        preFlushIfDue();
         super.setCurrentKeyAndKeyGroup(newKey, newKeyGroupIndex);
+    }
+
+    // ------------------------------------------------------------------ pre-flushes
+
+    /** Key changes between looks at the clock for a due pre-flush. */
+    private static final int PRE_FLUSH_CHECK_EVERY = 256;
+
+    private final PreFlushSchedule preFlushes;
+    private int keyChangesSinceClock;
+
+    /** The store instances the schedule counts, in the order of the last checkpoint. */
+    private final List<StateStorage> preFlushStorages = new ArrayList<>();
+
+    private final List<Integer> preFlushParts = new ArrayList<>();
+
+    /** The schedule's instance numbers flushed since the last checkpoint; for tests. */
+    private final List<Integer> preFlushed = new ArrayList<>();
+
+    List<Integer> preFlushedSinceCheckpoint() {
+        return List.copyOf(preFlushed);
+    }
+
+    /**
+     * Flushes the store instance whose turn has come ({@link PreFlushSchedule}). Called between
+     * records and timers, where no store operation is under way.
+     */
+    private void preFlushIfDue() {
+        if (++keyChangesSinceClock < PRE_FLUSH_CHECK_EVERY) {
+            return;
+        }
+        keyChangesSinceClock = 0;
+        int slot = preFlushes.due(System.nanoTime());
+        if (slot == PreFlushSchedule.NONE || slot >= preFlushStorages.size()) {
+            return;
+        }
+        try {
+            preFlushStorages.get(slot).flushPart(preFlushParts.get(slot));
+            preFlushed.add(slot);
+        } catch (IOException e) {
+            throw new FlinkRuntimeException(
+                    "FlowKV could not flush a store ahead of a checkpoint", e);
+        }
+    }
+
+    /** A checkpoint's synchronous part starts: restart the schedule over today's instances. */
+    private void checkpointStarts() {
+        preFlushStorages.clear();
+        preFlushParts.clear();
+        preFlushed.clear();
+        for (RegisteredState registered : states.values()) {
+            StateStorage storage = registered.storage;
+            if (storage == null) {
+                continue;
+            }
+            for (int part = 0; part < storage.parts(); part++) {
+                preFlushStorages.add(storage);
+                preFlushParts.add(part);
+            }
+        }
+        preFlushes.checkpointed(System.nanoTime(), preFlushStorages.size());
     }
 
     long keyVersion() {
@@ -717,6 +781,9 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             @Nonnull CheckpointOptions checkpointOptions)
             throws Exception {
         SnapshotType type = checkpointOptions.getCheckpointType();
+        if (!type.isSavepoint()) {
+            checkpointStarts();
+        }
         if (!type.isSavepoint()
                 && (incrementalCheckpoints
                         || fullCheckpointFormat == FlowKVOptions.FullCheckpointFormat.NATIVE)) {

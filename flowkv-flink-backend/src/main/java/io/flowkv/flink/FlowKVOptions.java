@@ -93,6 +93,20 @@ public final class FlowKVOptions {
                                     + "and reads windows key by key. The decision and its "
                                     + "evidence are logged. 0: never move. Allowed: [0, 2^31).");
 
+    public static final ConfigOption<Integer> PRE_FLUSHES_PER_CHECKPOINT =
+            ConfigOptions.key("state.backend.flowkv.pre-flushes-per-checkpoint")
+                    .intType()
+                    .defaultValue(1)
+                    .withDescription(
+                            "How many times per checkpoint interval each store instance flushes "
+                                    + "its write buffer ahead of the checkpoint, at times spread "
+                                    + "evenly over the interval (learnt from the last two "
+                                    + "checkpoints) and staggered between instances, so that "
+                                    + "the checkpoint's synchronous part flushes only what "
+                                    + "arrived since and no two instances flush at once. 0: "
+                                    + "instances flush when their buffer is full and at the "
+                                    + "checkpoint only. Allowed: [0, 64].");
+
     public static final ConfigOption<List<String>> LOCAL_DIRECTORIES =
             ConfigOptions.key("state.backend.flowkv.localdir")
                     .stringType()
@@ -286,6 +300,10 @@ public final class FlowKVOptions {
         double msa = config.get(MAX_SPACE_AMPLIFICATION);
         if (!(msa > 1.0 && msa <= 100.0)) {
             throw bad(MAX_SPACE_AMPLIFICATION, msa, "(1, 100]");
+        }
+        int preFlushes = config.get(PRE_FLUSHES_PER_CHECKPOINT);
+        if (preFlushes < 0 || preFlushes > 64) {
+            throw bad(PRE_FLUSHES_PER_CHECKPOINT, preFlushes, "[0, 64]");
         }
         int perKeyWindows = config.get(PER_KEY_WINDOWS_THRESHOLD);
         if (perKeyWindows < 0) {

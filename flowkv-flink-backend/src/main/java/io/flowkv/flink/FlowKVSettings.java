@@ -24,6 +24,7 @@ record FlowKVSettings(
         long timerHeapLimit,
         FlowKVOptions.FullCheckpointFormat fullCheckpointFormat,
         int perKeyWindowsThreshold,
+        int preFlushesPerCheckpoint,
         Set<FlowKVMetrics.Group> metricGroups)
         implements Serializable {
     /**

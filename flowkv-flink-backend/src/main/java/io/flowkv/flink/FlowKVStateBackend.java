@@ -133,6 +133,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.getOptional(FlowKVOptions.TIMER_HEAP_LIMIT).orElse(FlowKVSettings.DERIVED),
                 config.get(FlowKVOptions.FULL_CHECKPOINT_FORMAT),
                 config.get(FlowKVOptions.PER_KEY_WINDOWS_THRESHOLD),
+                config.get(FlowKVOptions.PRE_FLUSHES_PER_CHECKPOINT),
                 FlowKVMetrics.Group.enabledIn(config));
     }
 

@@ -343,6 +343,16 @@ final class MapStateStorage implements StateStorage {
     }
 
     @Override
+    public int parts() {
+        return inner.parts();
+    }
+
+    @Override
+    public void flushPart(int part) throws IOException {
+        inner.flushPart(part);
+    }
+
+    @Override
     public List<SealedStore> seal() throws IOException {
         return inner.seal();
     }

@@ -66,6 +66,25 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
 
     protected abstract void forEachIn(S instance, EntryVisitor visitor) throws IOException;
 
+    protected abstract void flushIn(S instance) throws IOException;
+
+    @Override
+    public void flush() throws IOException {
+        for (S instance : instances) {
+            flushIn(instance);
+        }
+    }
+
+    @Override
+    public int parts() {
+        return instances.size();
+    }
+
+    @Override
+    public void flushPart(int part) throws IOException {
+        flushIn(instances.get(part));
+    }
+
     protected abstract SealedStore sealIn(S instance) throws IOException;
 
     @Override

@@ -230,8 +230,8 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
     }
 
     @Override
-    public void flush() throws IOException {
-        forEachInstance(RmwStore::flush);
+    protected void flushIn(RmwStore instance) throws IOException {
+        instance.flush();
     }
 
     private void requireList() {

@@ -49,6 +49,16 @@ interface StateStorage extends Closeable {
 
     void flush() throws IOException;
 
+    /** Store instances that flush on their own ({@link #flushPart}); at least 1. */
+    default int parts() {
+        return 1;
+    }
+
+    /** Flushes the write buffer of one store instance, {@code 0 <= part < parts()}. */
+    default void flushPart(int part) throws IOException {
+        flush();
+    }
+
     /**
      * Seals every store instance, in instance order: flushes, closes the files being written and
      * writes a manifest per instance (see {@link SealedStore}). The listed files stay immutable,
