@@ -73,7 +73,9 @@ record BenchOptions(
                     "                          flowkv-heaptimers, rocksdb-heaptimers,"
                             + " forst-heaptimers (timers on the heap),",
                     "                          flowkv-aur (the custom workload's windows on"
-                            + " the AUR store)",
+                            + " the AUR store),",
+                    "                          flowkv-nopreflush (no flushes ahead of"
+                            + " checkpoints: pre-flushes-per-checkpoint 0)",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",

@@ -179,82 +179,114 @@ final class ChildRun {
             }
             throw e;
         }
-        long pid = process.pid();
-        AtomicLong lastProgressNanos = new AtomicLong(System.nanoTime());
-        AtomicLong lastEvents = new AtomicLong(-1);
-        Marks marks = new Marks();
-        Thread stderrPump =
+        // A harness stopped by a signal takes its child (and so the child's cgroup) with it.
+        MemoryCgroup group = cgroup;
+        Thread onExit =
                 new Thread(
-                        () ->
-                                pumpStderr(
-                                        process,
-                                        runDir,
-                                        onEvents,
-                                        lastEvents,
-                                        lastProgressNanos,
-                                        marks),
-                        "child-stderr");
-        stderrPump.setDaemon(true);
-        stderrPump.start();
-
-        ProcStats last = ProcStats.ZERO;
-        long peakDisk = 0;
-        long lastDiskScan = 0;
+                        () -> {
+                            process.destroyForcibly();
+                            try {
+                                if (process.waitFor(5, TimeUnit.SECONDS) && group != null) {
+                                    group.close();
+                                }
+                            } catch (IOException | InterruptedException e) {
+                                // exiting anyway; the next run's sweep removes the group
+                            }
+                        },
+                        "child-run-cleanup");
+        Runtime.getRuntime().addShutdownHook(onExit);
+        long cgroupOomKills = 0;
+        double wall;
+        int exit;
         boolean stalled = false;
         boolean timedOut = false;
-        long quietSince = lastProgressNanos.get();
-        double quietCpu = 0;
-        while (!process.waitFor(250, TimeUnit.MILLISECONDS)) {
-            try {
-                last = ProcStats.read(pid);
-            } catch (IOException | RuntimeException e) {
-                // the process is exiting; keep the last reading
+        Marks marks = new Marks();
+        try {
+            long pid = process.pid();
+            AtomicLong lastProgressNanos = new AtomicLong(System.nanoTime());
+            AtomicLong lastEvents = new AtomicLong(-1);
+            Thread stderrPump =
+                    new Thread(
+                            () ->
+                                    pumpStderr(
+                                            process,
+                                            runDir,
+                                            onEvents,
+                                            lastEvents,
+                                            lastProgressNanos,
+                                            marks),
+                            "child-stderr");
+            stderrPump.setDaemon(true);
+            stderrPump.start();
+
+            ProcStats last = ProcStats.ZERO;
+            long peakDisk = 0;
+            long lastDiskScan = 0;
+            long quietSince = lastProgressNanos.get();
+            double quietCpu = 0;
+            while (!process.waitFor(250, TimeUnit.MILLISECONDS)) {
+                try {
+                    last = ProcStats.read(pid);
+                } catch (IOException | RuntimeException e) {
+                    // the process is exiting; keep the last reading
+                }
+                long now = System.nanoTime();
+                if (now - lastDiskScan > 1_000_000_000L) {
+                    peakDisk = Math.max(peakDisk, treeSize(runDir.resolve("tmp")));
+                    lastDiskScan = now;
+                }
+                // Stalled: no progress and (almost) no CPU for stallSeconds. A long window firing
+                // makes no progress either, but keeps a core busy.
+                if (lastProgressNanos.get() != quietSince) {
+                    quietSince = lastProgressNanos.get();
+                    quietCpu = last.cpuSeconds();
+                }
+                double quietSeconds = (now - quietSince) / 1e9;
+                if (env.stallSeconds() > 0
+                        && quietSeconds > env.stallSeconds()
+                        && last.cpuSeconds() - quietCpu < 0.1 * quietSeconds) {
+                    stalled = true;
+                } else if (env.timeoutSeconds() > 0 && now - start > env.timeoutSeconds() * 1e9) {
+                    timedOut = true;
+                }
+                if (stalled || timedOut) {
+                    process.destroyForcibly();
+                    process.waitFor();
+                    break;
+                }
             }
-            long now = System.nanoTime();
-            if (now - lastDiskScan > 1_000_000_000L) {
-                peakDisk = Math.max(peakDisk, treeSize(runDir.resolve("tmp")));
-                lastDiskScan = now;
+            stderrPump.join(5_000);
+            wall = (System.nanoTime() - start) / 1e9;
+            exit = process.exitValue();
+
+            row.set(Column.WALL_S, wall);
+            // The job's share when the child reported both ends of it, else the whole process.
+            ProcStats from = marks.atSubmit != null ? marks.atSubmit : ProcStats.ZERO;
+            ProcStats to = marks.atFinish != null ? marks.atFinish : last;
+            row.set(Column.CPU_S, to.cpuSeconds() - from.cpuSeconds());
+            row.set(Column.READ_BYTES, to.readBytes() - from.readBytes());
+            row.set(Column.WRITE_BYTES, to.writeBytes() - from.writeBytes());
+            row.set(Column.PEAK_DISK_BYTES, peakDisk);
+            // VmHWM only grows: the last reading before the child exited is its peak.
+            row.set(Column.PEAK_RSS_BYTES, last.peakRssBytes());
+
+            if (cgroup != null) {
+                row.set(Column.CGROUP_PEAK_BYTES, cgroup.peakBytes());
+                cgroupOomKills = cgroup.oomKills();
             }
-            // Stalled: no progress and (almost) no CPU for stallSeconds. A long window firing
-            // makes no progress either, but keeps a core busy.
-            if (lastProgressNanos.get() != quietSince) {
-                quietSince = lastProgressNanos.get();
-                quietCpu = last.cpuSeconds();
-            }
-            double quietSeconds = (now - quietSince) / 1e9;
-            if (env.stallSeconds() > 0
-                    && quietSeconds > env.stallSeconds()
-                    && last.cpuSeconds() - quietCpu < 0.1 * quietSeconds) {
-                stalled = true;
-            } else if (env.timeoutSeconds() > 0 && now - start > env.timeoutSeconds() * 1e9) {
-                timedOut = true;
-            }
-            if (stalled || timedOut) {
+        } finally {
+            if (process.isAlive()) {
                 process.destroyForcibly();
-                process.waitFor();
-                break;
+                process.waitFor(10, TimeUnit.SECONDS);
             }
-        }
-        stderrPump.join(5_000);
-        double wall = (System.nanoTime() - start) / 1e9;
-        int exit = process.exitValue();
-
-        row.set(Column.WALL_S, wall);
-        // The job's share when the child reported both ends of it, else the whole process.
-        ProcStats from = marks.atSubmit != null ? marks.atSubmit : ProcStats.ZERO;
-        ProcStats to = marks.atFinish != null ? marks.atFinish : last;
-        row.set(Column.CPU_S, to.cpuSeconds() - from.cpuSeconds());
-        row.set(Column.READ_BYTES, to.readBytes() - from.readBytes());
-        row.set(Column.WRITE_BYTES, to.writeBytes() - from.writeBytes());
-        row.set(Column.PEAK_DISK_BYTES, peakDisk);
-        // VmHWM only grows: the last reading before the child exited is its peak.
-        row.set(Column.PEAK_RSS_BYTES, last.peakRssBytes());
-
-        long cgroupOomKills = 0;
-        if (cgroup != null) {
-            row.set(Column.CGROUP_PEAK_BYTES, cgroup.peakBytes());
-            cgroupOomKills = cgroup.oomKills();
-            cgroup.close();
+            try {
+                Runtime.getRuntime().removeShutdownHook(onExit);
+            } catch (IllegalStateException e) {
+                // the JVM is shutting down: the hook runs
+            }
+            if (cgroup != null) {
+                cgroup.close();
+            }
         }
 
         String stderr = tail(runDir.resolve("stderr.log"), 200_000);

@@ -58,6 +58,15 @@ final class MemoryCgroup implements AutoCloseable {
         }
         Path parent = root.resolve(PARENT);
         Path dir = parent.resolve(name);
+        sweep(parent);
+        if (!processes(dir).isEmpty()) {
+            throw new IOException(
+                    "the memory cgroup "
+                            + dir
+                            + " still holds processes of an earlier run ("
+                            + String.join(", ", processes(dir))
+                            + "); stop them before running again");
+        }
         try {
             Files.createDirectories(dir);
             if (v2) {
@@ -77,6 +86,42 @@ final class MemoryCgroup implements AutoCloseable {
                     e);
         }
         return new MemoryCgroup(dir, v2, limitBytes);
+    }
+
+    /**
+     * Removes the groups a killed harness left under {@code parent} that no process is in any more.
+     * A group left behind would otherwise be reused by the next run of its name, whose reported
+     * peak would then be the earlier run's.
+     */
+    static void sweep(Path parent) throws IOException {
+        if (!Files.isDirectory(parent)) {
+            return;
+        }
+        List<Path> groups;
+        try (var children = Files.list(parent)) {
+            groups = children.filter(Files::isDirectory).toList();
+        }
+        for (Path group : groups) {
+            if (processes(group).isEmpty()) {
+                try {
+                    Files.deleteIfExists(group);
+                } catch (IOException e) {
+                    // Busy or not ours: create() reports it if a run needs this name.
+                }
+            }
+        }
+    }
+
+    /** The pids in a group, as {@code cgroup.procs} lists them; empty if it cannot be read. */
+    static List<String> processes(Path group) {
+        try {
+            return Files.readAllLines(group.resolve("cgroup.procs")).stream()
+                    .map(String::trim)
+                    .filter(l -> !l.isEmpty())
+                    .toList();
+        } catch (IOException e) {
+            return List.of();
+        }
     }
 
     private static void enable(Path subtreeControl) throws IOException {

@@ -41,12 +41,15 @@ record RunSpec(
      * Backends run with one option changed, named {@code <backend>-<what>}: the same engine, its
      * own column in the report. Where the timers live is the one that moves results most; {@code
      * flowkv-aur} puts the {@code custom} workload's windows (operator uid {@code custom}) on the
-     * AUR store instead of the AAR store FlowKV's detection gives them.
+     * AUR store from the start; {@code flowkv-nopreflush} flushes store instances at checkpoints
+     * only, the A/B of desynchronised flushes.
      */
     static final Map<String, Map<String, String>> VARIANTS =
             Map.of(
                     "flowkv-aur",
                     Map.of("state.backend.flowkv.pattern-override", "custom:AUR"),
+                    "flowkv-nopreflush",
+                    Map.of("state.backend.flowkv.pre-flushes-per-checkpoint", "0"),
                     "flowkv-storedtimers",
                     Map.of("state.backend.flowkv.timer-service", "FLOWKV"),
                     "flowkv-heaptimers",

@@ -3,6 +3,7 @@ package io.flowkv.bench.harness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -58,6 +59,27 @@ class MemoryCgroupTest {
         Files.writeString(parent.resolve("run-2/memory.events"), "low 0\nmax 7\noom_kill 1\n");
         assertThat(group.oomKills()).isEqualTo(1);
         assertThat(group.peakBytes()).as("no memory.peak on this kernel").isEqualTo(-1);
+    }
+
+    @Test
+    void shouldRemoveGroupsLeftByAKilledHarnessAndRefuseOnesStillInUse(@TempDir Path sysfs)
+            throws Exception {
+        Files.createDirectories(sysfs.resolve("memory"));
+        Files.writeString(sysfs.resolve("memory/memory.limit_in_bytes"), "9223372036854771712");
+        Path parent = sysfs.resolve("memory").resolve(MemoryCgroup.PARENT);
+        // On cgroupfs a group without processes can be removed whatever files it shows; the
+        // fake tree's stand-in is an empty directory.
+        Files.createDirectories(parent.resolve("left-behind"));
+        Path busy = Files.createDirectories(parent.resolve("busy"));
+        Files.writeString(busy.resolve("cgroup.procs"), "4242\n");
+
+        MemoryCgroup.create(sysfs, "run-3", 1L << 30);
+
+        assertThat(parent.resolve("left-behind")).doesNotExist();
+        assertThat(busy).exists();
+        assertThatThrownBy(() -> MemoryCgroup.create(sysfs, "busy", 1L << 30))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("still holds processes of an earlier run (4242)");
     }
 
     @Test
