@@ -21,9 +21,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One whole trace per invocation (single shot: a trace fills and drains its stores, so it cannot be
- * cut into repeatable slices). The primary score is seconds per trace; the {@code ops} counter
- * reports store operations per second. Run with e.g. {@code java -jar
- * flowkv-bench/target/flowkv-benchmarks.jar StoreTraceBenchmark -p pattern=aar -p size=quick}.
+ * cut into repeatable slices). The score is seconds per trace. docs/benchmarks/microbench.md
+ * reports {@code java -jar flowkv-bench/target/flowkv-benchmarks.jar StoreTraceBenchmark -p
+ * size=full -p budgetMb=64}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SingleShotTime)
