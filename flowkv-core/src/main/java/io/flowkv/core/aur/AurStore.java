@@ -759,17 +759,37 @@ public final class AurStore implements AutoCloseable {
         boolean cacheRequested = planBatch(requested, stamp);
         entryCount = 0;
         boolean compact = shouldCompact();
-        if (betCount == 0 && !compact && table.frameHead(requested) >= 0) {
-            // The chain says where the window's frames are: O(its frames), whatever the store
-            // holds.
+        if (!compact && chainsCoverBatch(requested)) {
+            // The chains say where the windows' frames are: O(their frames), whatever the store
+            // holds. A scan of the index log would look up every live entry's window instead.
             stats.addChainRead();
             prepareReadBuffer();
             collectChain(requested, true);
+            for (int i = 0; i < betCount; i++) {
+                if (!collectChain(betId(i), false)) {
+                    // The budget is full: the bets go, the window asked for stays.
+                    dropBets();
+                    break;
+                }
+            }
             return load(requested, cacheRequested, stamp, consumer);
         }
         prepareReadBuffer();
         scanIndex(compact, stamp);
         return load(requested, cacheRequested, stamp, consumer);
+    }
+
+    /** Whether the window asked for and every window bet on have an intact frame chain. */
+    private boolean chainsCoverBatch(int requested) {
+        if (table.frameHead(requested) < 0) {
+            return false;
+        }
+        for (int i = 0; i < betCount; i++) {
+            if (table.frameHead(betId(i)) < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
