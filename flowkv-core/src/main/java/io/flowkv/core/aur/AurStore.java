@@ -772,6 +772,10 @@ public final class AurStore implements AutoCloseable {
                     break;
                 }
             }
+            // In file order, as a scan would have found them, so that adjacent frames of
+            // different windows are read together. File ids and offsets grow with every write,
+            // so each window's frames stay oldest first.
+            sortEntriesByPosition();
             return load(requested, cacheRequested, stamp, consumer);
         }
         prepareReadBuffer();
@@ -932,6 +936,46 @@ public final class AurStore implements AutoCloseable {
 
     private long entryPosition(int i) {
         return entries.get(2L * i + 1);
+    }
+
+    /** Heapsort of the collected entries by data position, in place (no heap allocation). */
+    private void sortEntriesByPosition() {
+        int n = entryCount;
+        for (int i = n / 2 - 1; i >= 0; i--) {
+            siftEntryDown(i, n);
+        }
+        for (int last = n - 1; last > 0; last--) {
+            swapEntries(0, last);
+            siftEntryDown(0, last);
+        }
+    }
+
+    private void siftEntryDown(int i, int size) {
+        while (true) {
+            int largest = i;
+            int left = 2 * i + 1;
+            int right = left + 1;
+            if (left < size && entryPosition(left) > entryPosition(largest)) {
+                largest = left;
+            }
+            if (right < size && entryPosition(right) > entryPosition(largest)) {
+                largest = right;
+            }
+            if (largest == i) {
+                return;
+            }
+            swapEntries(i, largest);
+            i = largest;
+        }
+    }
+
+    private void swapEntries(int a, int b) {
+        long head = entries.get(2L * a);
+        long position = entries.get(2L * a + 1);
+        entries.set(2L * a, entries.get(2L * b));
+        entries.set(2L * a + 1, entries.get(2L * b + 1));
+        entries.set(2L * b, head);
+        entries.set(2L * b + 1, position);
     }
 
     private void setEntry(int i, int id, long position, int length) {

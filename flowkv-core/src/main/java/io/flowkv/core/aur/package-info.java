@@ -13,14 +13,13 @@
  *  +--------------+                                 | miss: pick N = ratio x live windows
  *     | (3) flush: one frame per window             |       with the smallest time to ETT
  *     v                                             v
- *  +------------------------------+   (5) N > 0: ONE scan of the index log collects the frames
- *  | data log  [frame][frame]...  |<--+     of the requested + predicted windows, and (7) if
- *  +------------------------------+   |     space amplification > MSA (and the store still
- *  | index log [k,w,pos,len,seq]..|---+     grows) moves every live frame to a new data log
- *  +------------------------------+         with transferTo (zero copy), rewrites the index
- *                 |                     (5') N = 0 (count/global windows, unknown ETT): follow
- *                 |                          the window's frame chain (off-heap, one record
- *                 |                          per flushed frame): no scan, O(its frames)
+ *  +------------------------------+   (5) the frame chains (off-heap, one record per flushed
+ *  | data log  [frame][frame]...  |<--+     frame) of the requested + N predicted windows say
+ *  +------------------------------+   |     where their frames are: O(their frames), no scan
+ *  | index log [k,w,pos,len,seq]..|---+ (5') a broken chain (budget) or (7) space amplification
+ *  +------------------------------+         > MSA (and the store still grows): ONE scan of the
+ *                 |                          index log; (7) moves every live frame to a new data
+ *                 |                          log with transferTo (zero copy), rewrites the index
  *                 | (6) coalesced reads of adjacent frames
  *                 v
  *        +-----------------+  by window; a flush of new data extends a prefetched copy, the
