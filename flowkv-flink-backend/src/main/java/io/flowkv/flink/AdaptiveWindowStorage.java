@@ -37,21 +37,25 @@ final class AdaptiveWindowStorage implements StateStorage {
     private final AurOpener aurOpener;
     private AarStateStorage aar;
     private StateStorage current;
+    private final Runnable afterMove;
     private WindowAlignment alignment;
-    private Runnable afterMove = () -> {};
 
+    /**
+     * {@code afterMove} runs once the elements are on AUR, e.g. to hand the AUR store the windows'
+     * pending timers.
+     */
     AdaptiveWindowStorage(
-            String description, AarStateStorage aar, int manyWindows, AurOpener aurOpener) {
+            String description,
+            AarStateStorage aar,
+            int manyWindows,
+            AurOpener aurOpener,
+            Runnable afterMove) {
         this.description = description;
         this.aar = aar;
         this.current = aar;
         this.alignment = new WindowAlignment(manyWindows);
         this.aurOpener = aurOpener;
-    }
-
-    /** Runs after the move to AUR, e.g. to hand the AUR store the windows' pending timers. */
-    void afterMove(Runnable action) {
-        this.afterMove = action;
+        this.afterMove = afterMove;
     }
 
     /** The storage the entries are in now. */

@@ -176,10 +176,11 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     private final PreFlushSchedule preFlushes;
     private int keyChangesSinceClock;
 
-    /** The store instances the schedule counts, in the order of the last checkpoint. */
-    private final List<StateStorage> preFlushStorages = new ArrayList<>();
+    /** One store instance: a state's storage and the instance's index in it. */
+    private record StorePart(StateStorage storage, int part) {}
 
-    private final List<Integer> preFlushParts = new ArrayList<>();
+    /** The store instances the schedule counts, in the order of the last checkpoint. */
+    private final List<StorePart> preFlushParts = new ArrayList<>();
 
     /** The schedule's instance numbers flushed since the last checkpoint; for tests. */
     private final List<Integer> preFlushed = new ArrayList<>();
@@ -198,11 +199,12 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         }
         keyChangesSinceClock = 0;
         int slot = preFlushes.due(System.nanoTime());
-        if (slot == PreFlushSchedule.NONE || slot >= preFlushStorages.size()) {
+        if (slot == PreFlushSchedule.NONE || slot >= preFlushParts.size()) {
             return;
         }
         try {
-            preFlushStorages.get(slot).flushPart(preFlushParts.get(slot));
+            StorePart due = preFlushParts.get(slot);
+            due.storage().flushPart(due.part());
             preFlushed.add(slot);
         } catch (IOException e) {
             throw new FlinkRuntimeException(
@@ -212,7 +214,6 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
 
     /** A checkpoint's synchronous part starts: restart the schedule over today's instances. */
     private void checkpointStarts() {
-        preFlushStorages.clear();
         preFlushParts.clear();
         preFlushed.clear();
         for (RegisteredState registered : states.values()) {
@@ -221,11 +222,10 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                 continue;
             }
             for (int part = 0; part < storage.parts(); part++) {
-                preFlushStorages.add(storage);
-                preFlushParts.add(part);
+                preFlushParts.add(new StorePart(storage, part));
             }
         }
-        preFlushes.checkpointed(System.nanoTime(), preFlushStorages.size());
+        preFlushes.checkpointed(System.nanoTime(), preFlushParts.size());
     }
 
     long keyVersion() {

@@ -48,10 +48,17 @@ final class StoreBinder {
      * one for aligned windows).
      */
     StateStorage restored(RegisteredState registered, StateStorage storage) {
-        if (storage instanceof AarStateStorage && choose(registered).judged()) {
-            return judged(registered, (AarStateStorage) storage);
-        }
-        return storage;
+        return storage instanceof AarStateStorage
+                ? asUsed(registered, choose(registered), storage)
+                : storage;
+    }
+
+    /** {@code storage} behind the run-time judgement if the choice asks for one. */
+    private StateStorage asUsed(
+            RegisteredState registered, StoreSelector.Choice choice, StateStorage storage) {
+        return choice.judged() && storage instanceof AarStateStorage
+                ? judged(registered, (AarStateStorage) storage)
+                : storage;
     }
 
     private StoreSelector.Choice choose(RegisteredState registered) {
@@ -64,14 +71,12 @@ final class StoreBinder {
     }
 
     private StateStorage judged(RegisteredState registered, AarStateStorage aar) {
-        AdaptiveWindowStorage adaptive =
-                new AdaptiveWindowStorage(
-                        operatorIdentifier + ": " + registered.name(),
-                        aar,
-                        factory.settings().perKeyWindowsThreshold(),
-                        dir -> factory.openAur(registered.id, dir));
-        adaptive.afterMove(() -> afterMoveToAur.run());
-        return adaptive;
+        return new AdaptiveWindowStorage(
+                operatorIdentifier + ": " + registered.name(),
+                aar,
+                factory.settings().perKeyWindowsThreshold(),
+                dir -> factory.openAur(registered.id, dir),
+                () -> afterMoveToAur.run());
     }
 
     StorageFactory factory() {
@@ -87,10 +92,7 @@ final class StoreBinder {
                             registered.name(),
                             choice.pattern(),
                             registered.metaInfo.getStateType() == StateDescriptor.Type.LIST);
-            registered.storage =
-                    choice.judged() && storage instanceof AarStateStorage
-                            ? judged(registered, (AarStateStorage) storage)
-                            : storage;
+            registered.storage = asUsed(registered, choice, storage);
             LOG.info(
                     "FlowKV {}: {} -> {} ({}{})",
                     operatorIdentifier,

@@ -12,7 +12,6 @@ import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
-import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
@@ -22,7 +21,6 @@ import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.streaming.runtime.operators.windowing.WindowOperatorBuilder;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
-import org.apache.flink.util.Collector;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -212,7 +210,12 @@ class AdaptiveWindowStorageTest {
                         KEY,
                         Types.STRING);
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                builder.process(new Summary()), KEY, Types.STRING, MAX_PARALLELISM, 1, 0);
+                builder.process(new SavepointMigrationTest.ListWindow()),
+                KEY,
+                Types.STRING,
+                MAX_PARALLELISM,
+                1,
+                0);
     }
 
     private static final class Harness {
@@ -291,27 +294,6 @@ class AdaptiveWindowStorageTest {
         @Override
         public boolean isEventTime() {
             return true;
-        }
-    }
-
-    /** key, window end, element count and the elements in order. */
-    private static final class Summary
-            extends ProcessWindowFunction<Tuple2<String, Long>, String, String, TimeWindow> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public void process(
-                String key,
-                Context context,
-                Iterable<Tuple2<String, Long>> elements,
-                Collector<String> out) {
-            StringBuilder values = new StringBuilder();
-            int n = 0;
-            for (Tuple2<String, Long> e : elements) {
-                values.append(',').append(e.f1);
-                n++;
-            }
-            out.collect(key + "@" + context.window().getEnd() + ":" + n + values);
         }
     }
 }

@@ -90,7 +90,7 @@ class SavepointMigrationTest {
     }
 
     /** Emits the key, the window and its elements in iteration order. */
-    private static final class ListWindow
+    static final class ListWindow
             extends ProcessWindowFunction<Tuple2<String, Long>, String, String, TimeWindow> {
         private static final long serialVersionUID = 1L;
 

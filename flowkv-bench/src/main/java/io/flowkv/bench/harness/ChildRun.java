@@ -184,11 +184,8 @@ final class ChildRun {
         Thread onExit =
                 new Thread(
                         () -> {
-                            process.destroyForcibly();
                             try {
-                                if (process.waitFor(5, TimeUnit.SECONDS) && group != null) {
-                                    group.close();
-                                }
+                                stop(process, group, 5);
                             } catch (IOException | InterruptedException e) {
                                 // exiting anyway; the next run's sweep removes the group
                             }
@@ -275,18 +272,12 @@ final class ChildRun {
                 cgroupOomKills = cgroup.oomKills();
             }
         } finally {
-            if (process.isAlive()) {
-                process.destroyForcibly();
-                process.waitFor(10, TimeUnit.SECONDS);
-            }
             try {
                 Runtime.getRuntime().removeShutdownHook(onExit);
             } catch (IllegalStateException e) {
                 // the JVM is shutting down: the hook runs
             }
-            if (cgroup != null) {
-                cgroup.close();
-            }
+            stop(process, cgroup, 10);
         }
 
         String stderr = tail(runDir.resolve("stderr.log"), 200_000);
@@ -335,6 +326,21 @@ final class ChildRun {
             }
         }
         return new Outcome(row, runDir, marks.finished, List.copyOf(marks.progress));
+    }
+
+    /**
+     * Kills the child if it still runs, waits up to {@code waitSeconds} for it to go and removes
+     * its cgroup ({@code group} may be null).
+     */
+    private static void stop(Process process, MemoryCgroup group, long waitSeconds)
+            throws IOException, InterruptedException {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+            process.waitFor(waitSeconds, TimeUnit.SECONDS);
+        }
+        if (group != null) {
+            group.close();
+        }
     }
 
     private static void pumpStderr(

@@ -142,6 +142,11 @@ public final class AurStore implements AutoCloseable {
     private int dirtyCapacity;
     private int dirtyCount;
 
+    /** Which long of a bet pair is its rank, of an entry pair its data position. */
+    private static final int BET_RANK = 0;
+
+    private static final int ENTRY_POSITION = 1;
+
     /**
      * The windows a read bets on, a max-heap by rank while they are chosen, nearest first after:
      * element i is [rank: long][window id: long] at longs 2i, 2i+1. Null until first needed.
@@ -775,7 +780,7 @@ public final class AurStore implements AutoCloseable {
             // In file order, as a scan would have found them, so that adjacent frames of
             // different windows are read together. File ids and offsets grow with every write,
             // so each window's frames stay oldest first.
-            sortEntriesByPosition();
+            PairHeap.sort(entries, ENTRY_POSITION, entryCount);
             return load(requested, cacheRequested, stamp, consumer);
         }
         prepareReadBuffer();
@@ -863,58 +868,18 @@ public final class AurStore implements AutoCloseable {
             long rank = Math.max(table.ett(id), now);
             if (size < n) {
                 setBet(size, rank, id);
-                siftUp(size++);
+                PairHeap.siftUp(bets, BET_RANK, size++);
             } else if (rank < betRank(0)) {
                 setBet(0, rank, id);
-                siftDown(0, size);
+                PairHeap.siftDown(bets, BET_RANK, 0, size);
             }
         }
-        for (int last = size - 1; last > 0; last--) {
-            swap(0, last);
-            siftDown(0, last);
-        }
+        PairHeap.sortHeap(bets, BET_RANK, size);
         return size;
     }
 
-    private void siftUp(int i) {
-        while (i > 0) {
-            int parent = (i - 1) >>> 1;
-            if (betRank(parent) >= betRank(i)) {
-                return;
-            }
-            swap(i, parent);
-            i = parent;
-        }
-    }
-
-    private void siftDown(int i, int size) {
-        while (true) {
-            int largest = i;
-            int left = 2 * i + 1;
-            int right = left + 1;
-            if (left < size && betRank(left) > betRank(largest)) {
-                largest = left;
-            }
-            if (right < size && betRank(right) > betRank(largest)) {
-                largest = right;
-            }
-            if (largest == i) {
-                return;
-            }
-            swap(i, largest);
-            i = largest;
-        }
-    }
-
-    private void swap(int a, int b) {
-        long rank = betRank(a);
-        int id = betId(a);
-        setBet(a, betRank(b), betId(b));
-        setBet(b, rank, id);
-    }
-
     private long betRank(int i) {
-        return bets.get(2L * i);
+        return bets.get(2L * i + BET_RANK);
     }
 
     private int betId(int i) {
@@ -935,47 +900,7 @@ public final class AurStore implements AutoCloseable {
     }
 
     private long entryPosition(int i) {
-        return entries.get(2L * i + 1);
-    }
-
-    /** Heapsort of the collected entries by data position, in place (no heap allocation). */
-    private void sortEntriesByPosition() {
-        int n = entryCount;
-        for (int i = n / 2 - 1; i >= 0; i--) {
-            siftEntryDown(i, n);
-        }
-        for (int last = n - 1; last > 0; last--) {
-            swapEntries(0, last);
-            siftEntryDown(0, last);
-        }
-    }
-
-    private void siftEntryDown(int i, int size) {
-        while (true) {
-            int largest = i;
-            int left = 2 * i + 1;
-            int right = left + 1;
-            if (left < size && entryPosition(left) > entryPosition(largest)) {
-                largest = left;
-            }
-            if (right < size && entryPosition(right) > entryPosition(largest)) {
-                largest = right;
-            }
-            if (largest == i) {
-                return;
-            }
-            swapEntries(i, largest);
-            i = largest;
-        }
-    }
-
-    private void swapEntries(int a, int b) {
-        long head = entries.get(2L * a);
-        long position = entries.get(2L * a + 1);
-        entries.set(2L * a, entries.get(2L * b));
-        entries.set(2L * a + 1, entries.get(2L * b + 1));
-        entries.set(2L * b, head);
-        entries.set(2L * b + 1, position);
+        return entries.get(2L * i + ENTRY_POSITION);
     }
 
     private void setEntry(int i, int id, long position, int length) {
