@@ -71,7 +71,6 @@ public final class NexmarkRunner {
         }
 
         static Options parse(String[] args) {
-            Query query = null;
             String backend = null;
             long events = 4_000_000;
             long rate = 100_000;
@@ -89,15 +88,11 @@ public final class NexmarkRunner {
             Map<String, String> conf = new LinkedHashMap<>();
             boolean pace = false;
             String latencyOut = null;
-            SqlQuery sql = null;
+            Workload workload = null;
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
-                if (!arg.startsWith("--") && query == null && sql == null) {
-                    if (SqlQuery.isSqlId(arg)) {
-                        sql = SqlQuery.of(arg);
-                    } else {
-                        query = Query.of(arg);
-                    }
+                if (!arg.startsWith("--") && workload == null) {
+                    workload = Workload.of(arg);
                     continue;
                 }
                 if (arg.equals("--help") || arg.equals("-h")) {
@@ -112,13 +107,7 @@ public final class NexmarkRunner {
                 }
                 String value = args[++i];
                 switch (arg) {
-                    case "--query" -> {
-                        if (SqlQuery.isSqlId(value)) {
-                            sql = SqlQuery.of(value);
-                        } else {
-                            query = Query.of(value);
-                        }
-                    }
+                    case "--query" -> workload = Workload.of(value);
                     case "--backend" -> backend = value.toLowerCase(Locale.ROOT);
                     case "--events" -> events = Long.parseLong(value.replace("_", ""));
                     case "--rate" -> rate = Long.parseLong(value.replace("_", ""));
@@ -145,9 +134,11 @@ public final class NexmarkRunner {
                     default -> throw new IllegalArgumentException("Unknown option " + arg);
                 }
             }
-            if (query == null && sql == null) {
+            if (workload == null) {
                 throw new IllegalArgumentException("Missing --query");
             }
+            Query query = workload instanceof Query q ? q : null;
+            SqlQuery sql = workload instanceof SqlQuery q ? q : null;
             if (sql != null && latencyOut != null) {
                 throw new IllegalArgumentException(
                         "--latency-out is not supported for SQL queries");

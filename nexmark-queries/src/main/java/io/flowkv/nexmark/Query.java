@@ -9,7 +9,7 @@ import java.util.stream.Collectors;
  * The eight window queries of the FlowKV paper, with the state pattern each one exercises, and five
  * workloads beyond them ({@link GeneralWorkloads}), with the state they use.
  */
-public enum Query {
+public enum Query implements Workload {
     Q5("q5", "RMW -> RMW"),
     Q5_APPEND("q5-append", "RMW -> AAR"),
     Q7("q7", "AAR"),
@@ -43,6 +43,7 @@ public enum Query {
     }
 
     /** Command-line name, e.g. {@code q7-session}. */
+    @Override
     public String id() {
         return id;
     }

@@ -1,6 +1,8 @@
 package io.flowkv.bench.harness;
 
 import io.flowkv.nexmark.Query;
+import io.flowkv.nexmark.Workload;
+import io.flowkv.nexmark.sql.SqlQuery;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,7 +20,7 @@ record BenchOptions(
         String memory,
         String managedMemory,
         int reps,
-        List<Query> queries,
+        List<Workload> queries,
         List<String> backends,
         long events,
         double stateFactor,
@@ -67,7 +69,13 @@ record BenchOptions(
                     "                          fraction; the heap gets the rest, as in Flink",
                     "  --reps N                repetitions (default 3 at large, 2 at small)",
                     "  --queries q7,q8,...     queries (default all eight; narrows the other"
-                            + " modes' own query lists too)",
+                            + " modes' own query lists too);",
+                    "                          sql-q0..sql-q22 name the nexmark-flink SQL"
+                            + " queries",
+                    "  --suite paper|general|sql  the paper's eight (default), the general-state"
+                            + " workloads, or every",
+                    "                          SQL query (their windows are fixed in the SQL;"
+                            + " --events sizes them)",
                     "  --backends a,b,...      flowkv,rocksdb,forst,hashmap (default all four);"
                             + " variants: flowkv-storedtimers (timer-service FLOWKV),",
                     "                          flowkv-heaptimers, rocksdb-heaptimers,"
@@ -114,7 +122,7 @@ record BenchOptions(
         String memory = "2g";
         String managedMemory = null;
         int reps = -1;
-        List<Query> queries = Query.paperQueries();
+        List<Workload> queries = new ArrayList<>(Query.paperQueries());
         List<String> backends = RunSpec.BACKENDS;
         long events = 0;
         double stateFactor = 4;
@@ -161,6 +169,7 @@ record BenchOptions(
                         case "--managed-memory" -> managedMemory = v;
                         case "--reps" -> reps = positiveInt(a, v);
                         case "--queries" -> queries = queries(v);
+                        case "--suite" -> queries = suite(v);
                         case "--backends" -> backends = backends(v);
                         case "--events" -> events = positiveLong(a, v);
                         case "--state-factor" -> stateFactor = positiveDouble(a, v);
@@ -250,11 +259,26 @@ record BenchOptions(
         return bytes;
     }
 
-    private static List<Query> queries(String v) {
-        List<Query> out = new ArrayList<>();
+    private static List<Workload> suite(String v) {
+        return switch (v.toLowerCase(Locale.ROOT)) {
+            case "paper" -> List.copyOf(Query.paperQueries());
+            case "general" ->
+                    java.util.Arrays.stream(Query.values())
+                            .filter(q -> !q.isPaperQuery())
+                            .map(Workload.class::cast)
+                            .toList();
+            case "sql" -> List.of(SqlQuery.values());
+            default ->
+                    throw new IllegalArgumentException(
+                            "--suite must be paper, general or sql, got '" + v + "'");
+        };
+    }
+
+    private static List<Workload> queries(String v) {
+        List<Workload> out = new ArrayList<>();
         for (String q : v.split(",")) {
             if (!q.isBlank()) {
-                out.add(Query.of(q.trim()));
+                out.add(Workload.of(q.trim()));
             }
         }
         if (out.isEmpty()) {

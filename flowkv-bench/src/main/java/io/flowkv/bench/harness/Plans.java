@@ -1,6 +1,7 @@
 package io.flowkv.bench.harness;
 
 import io.flowkv.nexmark.Query;
+import io.flowkv.nexmark.Workload;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -43,7 +44,7 @@ final class Plans {
         };
     }
 
-    static ScalePlan.QueryPlan plan(Query q, BenchOptions o, MemoryBudget budget) {
+    static ScalePlan.QueryPlan plan(Workload q, BenchOptions o, MemoryBudget budget) {
         return ScalePlan.plan(q, o.scale(), budget.managedBytes(), o.stateFactor(), o.events());
     }
 
@@ -54,7 +55,7 @@ final class Plans {
     static List<RunSpec> throughput(BenchOptions o, MemoryBudget budget) {
         List<RunSpec> out = new ArrayList<>();
         for (int rep = 1; rep <= o.reps(); rep++) {
-            for (Query q : o.queries()) {
+            for (Workload q : o.queries()) {
                 ScalePlan.QueryPlan p = plan(q, o, budget);
                 for (String b : o.backends()) {
                     out.add(

@@ -1,6 +1,6 @@
 package io.flowkv.bench.harness;
 
-import io.flowkv.nexmark.Query;
+import io.flowkv.nexmark.Workload;
 
 import java.util.List;
 import java.util.Map;
@@ -76,7 +76,7 @@ record RunSpec(
         return VARIANTS.getOrDefault(name, Map.of());
     }
 
-    Query query() {
+    Workload query() {
         return plan.query();
     }
 

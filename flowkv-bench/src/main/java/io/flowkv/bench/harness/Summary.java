@@ -168,7 +168,13 @@ final class Summary {
     }
 
     static boolean isPaperQuery(Row r) {
-        return io.flowkv.nexmark.Query.of(r.get(Column.QUERY)).isPaperQuery();
+        return io.flowkv.nexmark.Workload.of(r.get(Column.QUERY))
+                        instanceof io.flowkv.nexmark.Query q
+                && q.isPaperQuery();
+    }
+
+    static boolean isSqlQuery(Row r) {
+        return io.flowkv.nexmark.sql.SqlQuery.isSqlId(r.get(Column.QUERY));
     }
 
     static String ratio(double v) {

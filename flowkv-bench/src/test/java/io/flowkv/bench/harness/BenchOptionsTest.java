@@ -1,6 +1,7 @@
 package io.flowkv.bench.harness;
 
 import io.flowkv.nexmark.Query;
+import io.flowkv.nexmark.sql.SqlQuery;
 
 import org.junit.jupiter.api.Test;
 
@@ -77,6 +78,21 @@ class BenchOptionsTest {
         assertThat(o.memory()).isEqualTo("3g");
         assertThat(o.jfr()).isFalse();
         assertThat(BenchOptions.parse(new String[] {"--report-only"}).modes()).isEmpty();
+    }
+
+    @Test
+    void shouldNameSuitesAndSqlQueries() {
+        assertThat(BenchOptions.parse(new String[] {"--suite", "sql"}).queries())
+                .containsExactly(SqlQuery.values());
+        assertThat(BenchOptions.parse(new String[] {"--suite", "general"}).queries())
+                .contains(Query.DEDUP, Query.CUSTOM)
+                .doesNotContain(Query.Q7);
+        assertThat(BenchOptions.parse(new String[] {"--queries", "q7,sql-q5"}).queries())
+                .containsExactly(Query.Q7, SqlQuery.Q5);
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--suite", "tpch"}))
+                .hasMessageContaining("paper, general or sql");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--queries", "sql-q10"}))
+                .hasMessageContaining("sql-q10");
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.flowkv.bench.harness;
 
 import io.flowkv.nexmark.GeneratorConfig;
 import io.flowkv.nexmark.Query;
+import io.flowkv.nexmark.sql.SqlQuery;
 
 import org.junit.jupiter.api.Test;
 
@@ -54,6 +55,20 @@ class ScalePlanTest {
         assertThat(ScalePlan.plan(Query.Q7, "small", MANAGED, 4, 5_000).events()).isEqualTo(5_000);
         assertThat(p.describe(MANAGED)).contains("q7").contains("x managed");
         assertThatThrownBy(() -> ScalePlan.plan(Query.Q7, "huge", MANAGED, 4, 0))
+                .hasMessageContaining("huge");
+    }
+
+    @Test
+    void shouldRunSqlQueriesForTheirEventsWithoutAnEstimate() {
+        ScalePlan.QueryPlan large = ScalePlan.plan(SqlQuery.Q20, "large", MANAGED, 4, 0);
+        assertThat(large.events()).isEqualTo(ScalePlan.SQL_EVENTS);
+        assertThat(large.stateEstimateBytes()).isZero();
+        assertThat(large.describe(MANAGED)).contains("sql-q20").contains("state measured");
+        assertThat(ScalePlan.plan(SqlQuery.Q20, "small", MANAGED, 4, 0).events())
+                .isEqualTo(1_000_000);
+        assertThat(ScalePlan.plan(SqlQuery.Q20, "large", MANAGED, 4, 7_000).events())
+                .isEqualTo(7_000);
+        assertThatThrownBy(() -> ScalePlan.plan(SqlQuery.Q20, "huge", MANAGED, 4, 0))
                 .hasMessageContaining("huge");
     }
 }

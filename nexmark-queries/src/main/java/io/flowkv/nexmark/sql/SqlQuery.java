@@ -1,5 +1,7 @@
 package io.flowkv.nexmark.sql;
 
+import io.flowkv.nexmark.Workload;
+
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -9,7 +11,7 @@ import java.util.stream.Collectors;
  * query definitions. q6, q10 and q13 are not run (docs/nexmark.md says why); q12 runs on event time
  * instead of processing time.
  */
-public enum SqlQuery {
+public enum SqlQuery implements Workload {
     Q0("pass-through"),
     Q1("currency conversion"),
     Q2("selection"),
@@ -38,6 +40,7 @@ public enum SqlQuery {
     }
 
     /** Command-line name, e.g. {@code sql-q5}. */
+    @Override
     public String id() {
         return "sql-" + name().toLowerCase(Locale.ROOT);
     }
