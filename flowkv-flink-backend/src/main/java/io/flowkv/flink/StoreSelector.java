@@ -15,7 +15,8 @@ import java.util.Set;
  * descriptor type says append (list) or read-modify-write (aggregating, reducing); the namespace
  * serializer and a registered merging window set say aligned or unaligned. Flink SQL's window
  * operators are recognised by their operator class and state names (window join rows: AAR; window
- * aggregate accumulators: RMW). An explicit override for the operator wins over all of it.
+ * aggregate accumulators and window deduplication rows: RMW; window TopN maps: the general store).
+ * An explicit override for the operator wins over all of it.
  */
 final class StoreSelector {
     static final String WINDOW_CONTENTS = "window-contents";
@@ -36,6 +37,21 @@ final class StoreSelector {
             Set.of("WindowAggOperator", "AsyncStateWindowAggOperator");
 
     static final String SQL_WINDOW_ACCUMULATORS = "window-aggs";
+
+    /**
+     * Flink SQL's window deduplication (also built on {@code WindowAggOperator}): the first or last
+     * row of a key per window end, replaced as rows arrive and read when the window ends. A value
+     * read, modified and written back per key and window: RMW, like the accumulators.
+     */
+    static final String SQL_WINDOW_DEDUP_ROW = "window_deduplicate";
+
+    /**
+     * Flink SQL's window TopN (on {@code WindowAggOperator}): per key and window end, a map from
+     * sort key to the rows that have it, merged into as records arrive and read whole at the window
+     * end. A map, not a list, so no appending store can hold it; the general store keeps one record
+     * per map entry, which is what a TopN's point updates want.
+     */
+    static final String SQL_WINDOW_RANK_ROWS = "window_rank";
 
     /**
      * The decision and why, for the log line. {@code judged}: AAR until the appends show whether
@@ -88,6 +104,23 @@ final class StoreSelector {
                     new Choice(
                             StorePattern.RMW,
                             "value state, SQL window aggregate accumulators per slice");
+        } else if (type == StateDescriptor.Type.VALUE
+                && sliceEnd
+                && SQL_WINDOW_AGGREGATES.contains(operator)
+                && SQL_WINDOW_DEDUP_ROW.equals(stateName)) {
+            detected =
+                    new Choice(
+                            StorePattern.RMW,
+                            "value state, SQL window deduplication row per key and window");
+        } else if (type == StateDescriptor.Type.MAP
+                && sliceEnd
+                && SQL_WINDOW_AGGREGATES.contains(operator)
+                && SQL_WINDOW_RANK_ROWS.equals(stateName)) {
+            detected =
+                    new Choice(
+                            StorePattern.GENERIC,
+                            "map state, SQL window TopN rows per sort key and window"
+                                    + " (one record per map entry)");
         } else if (type == StateDescriptor.Type.LIST
                 && (timeWindow || globalWindow || windowContents)) {
             if (merging) {

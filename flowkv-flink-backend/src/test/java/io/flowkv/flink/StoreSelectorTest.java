@@ -83,6 +83,39 @@ class StoreSelectorTest {
                 .isEqualTo(StorePattern.RMW);
     }
 
+    /**
+     * Window TopN and window deduplication run on {@code WindowAggOperator} too (Flink 2.3's
+     * WindowRankOperatorBuilder, RowTimeWindowDeduplicateOperatorBuilder), with a {@code
+     * window_rank} map state and a {@code window_deduplicate} value state per slice end.
+     */
+    @Test
+    void shouldRecogniseSqlWindowDeduplicationAndTopN() {
+        StoreSelector.Choice dedup =
+                selector.choose(
+                        SQL_WINDOW_AGG,
+                        "window_deduplicate",
+                        Type.VALUE,
+                        LongSerializer.INSTANCE,
+                        Set.of());
+        assertThat(dedup.pattern()).isEqualTo(StorePattern.RMW);
+        assertThat(dedup.reason()).contains("window deduplication");
+        StoreSelector.Choice rank =
+                selector.choose(
+                        SQL_WINDOW_AGG, "window_rank", Type.MAP, LongSerializer.INSTANCE, Set.of());
+        assertThat(rank.pattern()).isEqualTo(StorePattern.GENERIC);
+        assertThat(rank.reason()).contains("window TopN").contains("one record per map entry");
+        // the same names outside the window operator are somebody else's state
+        assertThat(
+                        selector.choose(
+                                        SQL_REGULAR_JOIN,
+                                        "window_deduplicate",
+                                        Type.VALUE,
+                                        LongSerializer.INSTANCE,
+                                        Set.of())
+                                .reason())
+                .doesNotContain("window deduplication");
+    }
+
     @Test
     void shouldKeepOtherSqlStatesOnTheGeneralStore() {
         // A regular join's rows: same state names, no window namespace.
