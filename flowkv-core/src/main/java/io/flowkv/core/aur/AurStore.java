@@ -960,7 +960,7 @@ public final class AurStore implements AutoCloseable {
             boolean wanted = id != requested || cacheRequested;
             OffHeapBuffer copy =
                     wanted && payload > 0 && prefetchUsed + payload <= options.prefetchBufferLimit()
-                            ? OffHeapBuffer.tryAllocate(budget, payload)
+                            ? OffHeapBuffer.tryAllocateForCache(budget, payload)
                             : null;
             if (copy != null) {
                 table.setPrefetched(id, copy, ++loadStamp);
@@ -1088,7 +1088,7 @@ public final class AurStore implements AutoCloseable {
         long size = old.capacity();
         OffHeapBuffer values =
                 prefetchUsed + extra <= options.prefetchBufferLimit()
-                        ? OffHeapBuffer.tryAllocate(budget, size + extra)
+                        ? OffHeapBuffer.tryAllocateForCache(budget, size + extra)
                         : null;
         if (values == null) {
             evictPrefetched(id);

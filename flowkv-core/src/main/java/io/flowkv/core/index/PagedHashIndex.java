@@ -49,10 +49,11 @@ import java.util.zip.CRC32C;
  *
  * <p>Everything this index holds is native memory charged to the budget: the page table (which
  * grows with the table, 8 bytes per 4 KiB page) and the frames (at most {@code cacheBytes}, taken
- * with {@link MemoryBudget#tryReserve} and given up to eviction when the budget refuses). Only the
- * first chunk of frames and the page table are reserved with {@link MemoryBudget#reserve}: those
- * are the minimum ({@link #MIN_CACHE_BYTES} plus the page table), and fail if the budget cannot
- * give them. On the Java heap it keeps a constant: a 4 KiB transfer buffer and a list of chunks.
+ * with {@link MemoryBudget#tryReserveForCache}, which leaves the budget's headroom to what cannot
+ * give way, and given up to eviction when the budget refuses). Only the first chunk of frames and
+ * the page table are reserved with {@link MemoryBudget#reserve}: those are the minimum ({@link
+ * #MIN_CACHE_BYTES} plus the page table), and fail if the budget cannot give them. On the Java heap
+ * it keeps a constant: a 4 KiB transfer buffer and a list of chunks.
  *
  * <p>Keys are not stored: on a hash match the caller's {@link LongHashIndex.KeyMatcher} checks the
  * key behind the value. Matchers must not call back into the index. Single writer. An I/O failure
@@ -623,7 +624,7 @@ public final class PagedHashIndex implements AutoCloseable {
             return f;
         }
         if (chunks.size() < maxChunks) {
-            OffHeapBuffer c = OffHeapBuffer.tryAllocate(budget, CHUNK_BYTES);
+            OffHeapBuffer c = OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
             if (c != null) {
                 addChunk(c);
                 return acquireFrame();

@@ -307,7 +307,12 @@ public final class PagedRecords implements AutoCloseable {
             return f;
         }
         if (chunks.size() < maxChunks) {
-            OffHeapBuffer c = OffHeapBuffer.tryAllocate(budget, CHUNK_BYTES);
+            // The first chunk is the least the records work with; more is cache, which leaves
+            // the budget's headroom to structures that cannot give way.
+            OffHeapBuffer c =
+                    chunks.isEmpty()
+                            ? OffHeapBuffer.tryAllocate(budget, CHUNK_BYTES)
+                            : OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
             if (c != null) {
                 chunks.add(c);
                 int first = (chunks.size() - 1) << FRAME_SHIFT;

@@ -20,13 +20,29 @@ public final class MemoryBudget {
 
     /** Reserves {@code bytes} if they fit; returns false (and reserves nothing) otherwise. */
     public boolean tryReserve(long bytes) {
+        return tryReserveUpTo(bytes, capacity);
+    }
+
+    /**
+     * Reserves {@code bytes} for memory its holder can do without (a cache page, a prefetched copy,
+     * a larger batch) only if a {@link #CACHE_HEADROOM_DIVISOR}th of the capacity stays free after
+     * it. The stores of a slot share one budget and their caches grow until it refuses; without the
+     * headroom they would take its last bytes, and a structure that must grow with the state (a
+     * hash index's page table, a list of dirty windows) would fail the job though every cache could
+     * have given way.
+     */
+    public boolean tryReserveForCache(long bytes) {
+        return tryReserveUpTo(bytes, capacity - capacity / CACHE_HEADROOM_DIVISOR);
+    }
+
+    private boolean tryReserveUpTo(long bytes, long limit) {
         if (bytes < 0) {
             throw new IllegalArgumentException("bytes to reserve must be >= 0, was " + bytes);
         }
         while (true) {
             long current = used.get();
             long next = current + bytes;
-            if (next > capacity || next < 0) {
+            if (next > limit || next < 0) {
                 return false;
             }
             if (used.compareAndSet(current, next)) {
@@ -34,6 +50,9 @@ public final class MemoryBudget {
             }
         }
     }
+
+    /** Caches leave this fraction (1/16) of the capacity to what cannot give way. */
+    public static final int CACHE_HEADROOM_DIVISOR = 16;
 
     /** Reserves {@code bytes} or throws a {@link MemoryBudgetExceededException} naming the need. */
     public void reserve(long bytes, String purpose) {

@@ -8,7 +8,8 @@ import java.util.List;
 /**
  * An append-only bump allocator over {@link OffHeapBuffer} chunks: the backing of every write
  * buffer. Allocation never moves earlier records, so a record's position stays valid until {@link
- * #reset()}. Chunks are reserved from the budget one at a time; when the budget refuses, {@link
+ * #reset()}. Chunks are reserved from the budget one at a time, all but the first leaving the
+ * budget's headroom ({@link MemoryBudget#tryReserveForCache}); when the budget refuses, {@link
  * #tryAllocate} returns {@link #NO_SPACE} and the caller flushes.
  *
  * <pre>
@@ -50,7 +51,14 @@ public final class OffHeapArena implements AutoCloseable {
         if (current + 1 < chunks.size() && length <= chunks.get(current + 1).capacity()) {
             current++;
         } else {
-            OffHeapBuffer chunk = OffHeapBuffer.tryAllocate(budget, Math.max(chunkSize, length));
+            // Past its first chunk a write buffer is memory that can give way (a flush empties
+            // it), and the flush its refusal starts may need memory that cannot: an index's
+            // page table, a record list. So it leaves the budget's headroom to those.
+            long size = Math.max(chunkSize, length);
+            OffHeapBuffer chunk =
+                    chunks.isEmpty()
+                            ? OffHeapBuffer.tryAllocate(budget, size)
+                            : OffHeapBuffer.tryAllocateForCache(budget, size);
             if (chunk == null) {
                 return NO_SPACE;
             }

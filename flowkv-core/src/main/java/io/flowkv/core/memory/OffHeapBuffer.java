@@ -38,12 +38,27 @@ public final class OffHeapBuffer implements AutoCloseable {
 
     /** Allocates {@code capacity} bytes, or returns null if the budget cannot give them. */
     public static OffHeapBuffer tryAllocate(MemoryBudget budget, long capacity) {
+        checkCapacity(capacity);
+        return budget.tryReserve(capacity) ? reserved(budget, capacity) : null;
+    }
+
+    /**
+     * A buffer of memory its holder can do without (cache pages, prefetched copies), or null when
+     * the budget would keep less than its headroom free ({@link MemoryBudget#tryReserveForCache}).
+     */
+    public static OffHeapBuffer tryAllocateForCache(MemoryBudget budget, long capacity) {
+        checkCapacity(capacity);
+        return budget.tryReserveForCache(capacity) ? reserved(budget, capacity) : null;
+    }
+
+    private static void checkCapacity(long capacity) {
         if (capacity <= 0) {
             throw new IllegalArgumentException("capacity must be > 0, was " + capacity);
         }
-        if (!budget.tryReserve(capacity)) {
-            return null;
-        }
+    }
+
+    /** Native memory for {@code capacity} bytes already reserved from {@code budget}. */
+    private static OffHeapBuffer reserved(MemoryBudget budget, long capacity) {
         try {
             BytesStore<?, Void> store = BytesStore.nativeStoreWithFixedCapacity(capacity);
             // The task thread writes; a snapshot thread may read sealed data. Access is handed

@@ -41,9 +41,27 @@ class OffHeapArenaTest {
         assertThat(budget.used()).isZero();
     }
 
+    /** The first chunk may take the budget's headroom: a write buffer needs one to work at all. */
+    @Test
+    void shouldLeaveTheHeadroomToOthersPastTheFirstChunk() {
+        MemoryBudget budget = new MemoryBudget(1024);
+        try (OffHeapArena arena = new OffHeapArena(budget, 1000)) {
+            assertThat(arena.tryAllocate(1000)).isEqualTo(OffHeapArena.pack(0, 0));
+        }
+        MemoryBudget shared = new MemoryBudget(1400);
+        try (OffHeapArena arena = new OffHeapArena(shared, 500)) {
+            assertThat(arena.tryAllocate(500)).isNotEqualTo(OffHeapArena.NO_SPACE);
+            assertThat(arena.tryAllocate(500)).isNotEqualTo(OffHeapArena.NO_SPACE);
+            assertThat(arena.tryAllocate(500)).isEqualTo(OffHeapArena.NO_SPACE);
+            assertThat(shared.available())
+                    .isGreaterThanOrEqualTo(1400 / MemoryBudget.CACHE_HEADROOM_DIVISOR);
+        }
+    }
+
     @Test
     void shouldRefuseWhenTheBudgetIsExhaustedAndRecoverAfterReset() {
-        MemoryBudget budget = new MemoryBudget(1024);
+        // Two chunks fit below the budget's headroom (1200 / 16 = 75 bytes), a third does not.
+        MemoryBudget budget = new MemoryBudget(1200);
         try (OffHeapArena arena = new OffHeapArena(budget, 512)) {
             assertThat(arena.tryAllocate(400)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(400)).isNotEqualTo(OffHeapArena.NO_SPACE);
