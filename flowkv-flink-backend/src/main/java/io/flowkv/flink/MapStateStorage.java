@@ -25,19 +25,28 @@ import java.util.List;
  *   entry   namespace: [ns][uk][uk length:int]['E']  value: [chunk][v length:int, -1 = null][v]
  * </pre>
  *
- * The chunks, a doubly linked list, hold the user keys in insertion order, at most 64 each; every
- * entry names its chunk. A new key is appended to the last chunk (a new chunk when it is full); a
- * removed key leaves its chunk, and an emptied chunk is unlinked. Iteration walks the chunks from
- * the first: insertion order, as Flink's tests expect of small maps. All integers big-endian; chunk
- * ids are ints, -1 for none. The storage-level operations keep the contract of a value storage of
- * whole maps in {@link FlowKVMapState}'s raw layout, so snapshots, restores, migration and key
- * iteration need no special case: {@link #forEach} visits each entry as a one-entry map, {@link
- * #put} merges a map's entries, {@link #get} assembles the whole map and {@link #remove} clears it.
+ * The chunks, a doubly linked list, hold the user keys in insertion order, at most 64 and at most
+ * {@link #CHUNK_BYTES} of them each (a longer key gets a chunk of its own); every entry names its
+ * chunk. A new key is appended to the last chunk (a new chunk when it is full); a removed key
+ * leaves its chunk, and an emptied chunk is unlinked. Iteration walks the chunks from the first:
+ * insertion order, as Flink's tests expect of small maps. All integers big-endian; chunk ids are
+ * ints, -1 for none. The storage-level operations keep the contract of a value storage of whole
+ * maps in {@link FlowKVMapState}'s raw layout, so snapshots, restores, migration and key iteration
+ * need no special case: {@link #forEach} visits each entry as a one-entry map, {@link #put} merges
+ * a map's entries, {@link #get} assembles the whole map and {@link #remove} clears it.
  *
  * <p>Not a store of its own: a view over {@code inner}, which holds the records. Single writer.
  */
 final class MapStateStorage implements StateStorage {
     static final int CHUNK_KEYS = 64;
+
+    /**
+     * User-key bytes (with their length fields) a chunk takes before a new chunk starts. Every new
+     * key rewrites the last chunk, so the chunk's size is what an insert writes beside the entry:
+     * maps keyed by whole rows (a SQL join's records) would otherwise rewrite up to 64 rows per
+     * insert. A chunk always takes its first key, however long.
+     */
+    static final int CHUNK_BYTES = 1024;
 
     /** No chunk. */
     static final int NONE = -1;
@@ -86,7 +95,7 @@ final class MapStateStorage implements StateStorage {
             }
             int last = readInt(header, H_LAST);
             Chunk tail = last == NONE ? null : chunk(key, namespace, last);
-            if (tail != null && tail.keys.size() < CHUNK_KEYS) {
+            if (tail != null && tail.accepts(userKey)) {
                 chunkId = last;
                 tail.keys.add(userKey);
                 inner.put(key, chunkName(namespace, last), tail.encode());
@@ -191,6 +200,18 @@ final class MapStateStorage implements StateStorage {
             this.prev = prev;
             this.next = next;
             this.keys = keys;
+        }
+
+        /** Whether {@code userKey} joins this chunk rather than a new one. */
+        boolean accepts(byte[] userKey) {
+            if (keys.size() >= CHUNK_KEYS) {
+                return false;
+            }
+            long bytes = 4L + userKey.length;
+            for (byte[] k : keys) {
+                bytes += 4 + k.length;
+            }
+            return keys.isEmpty() || bytes <= CHUNK_BYTES;
         }
 
         boolean remove(byte[] userKey) {
