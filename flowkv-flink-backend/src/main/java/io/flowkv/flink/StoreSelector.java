@@ -7,6 +7,7 @@ import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
@@ -54,6 +55,49 @@ final class StoreSelector {
     static final String SQL_WINDOW_RANK_ROWS = "window_rank";
 
     /**
+     * A state one of Flink SQL's window operators registers per slice end ({@code Long} namespace),
+     * and the store it gets.
+     */
+    private record SqlWindowState(
+            Set<String> operators,
+            Set<String> names,
+            StateDescriptor.Type type,
+            StorePattern pattern,
+            String reason) {
+        boolean matches(String operator, String stateName, StateDescriptor.Type t) {
+            return t == type && operators.contains(operator) && names.contains(stateName);
+        }
+    }
+
+    private static final List<SqlWindowState> SQL_WINDOW_STATES =
+            List.of(
+                    new SqlWindowState(
+                            SQL_WINDOW_JOINS,
+                            SQL_WINDOW_JOIN_ROWS,
+                            StateDescriptor.Type.LIST,
+                            StorePattern.AAR,
+                            "list state, SQL window join rows buffered per window end"),
+                    new SqlWindowState(
+                            SQL_WINDOW_AGGREGATES,
+                            Set.of(SQL_WINDOW_ACCUMULATORS),
+                            StateDescriptor.Type.VALUE,
+                            StorePattern.RMW,
+                            "value state, SQL window aggregate accumulators per slice"),
+                    new SqlWindowState(
+                            SQL_WINDOW_AGGREGATES,
+                            Set.of(SQL_WINDOW_DEDUP_ROW),
+                            StateDescriptor.Type.VALUE,
+                            StorePattern.RMW,
+                            "value state, SQL window deduplication row per key and window"),
+                    new SqlWindowState(
+                            SQL_WINDOW_AGGREGATES,
+                            Set.of(SQL_WINDOW_RANK_ROWS),
+                            StateDescriptor.Type.MAP,
+                            StorePattern.GENERIC,
+                            "map state, SQL window TopN rows per sort key and window"
+                                    + " (one record per map entry)"));
+
+    /**
      * The decision and why, for the log line. {@code judged}: AAR until the appends show whether
      * the windows are aligned or per key ({@link AdaptiveWindowStorage}).
      */
@@ -81,48 +125,40 @@ final class StoreSelector {
             StateDescriptor.Type type,
             TypeSerializer<?> namespaceSerializer,
             Collection<String> registeredStateNames) {
+        Choice detected =
+                namespaceSerializer instanceof LongSerializer
+                        ? sqlWindowState(operatorClass(operatorIdentifier), stateName, type)
+                        : null;
+        if (detected == null) {
+            detected = byWindowShape(stateName, type, namespaceSerializer, registeredStateNames);
+        }
+        if (override == null) {
+            return detected;
+        }
+        StorePattern forced = override;
+        // Appending stores hold list elements only; a forced AAR/AUR on another state type would
+        // not be able to serve it, so such states keep the general store.
+        boolean listOnly = forced == StorePattern.AAR || forced == StorePattern.AUR;
+        if (listOnly && type != StateDescriptor.Type.LIST) {
+            return new Choice(
+                    StorePattern.GENERIC,
+                    "override " + forced + " applies to list state only; " + detected.reason());
+        }
+        return new Choice(forced, "configured override (state.backend.flowkv.pattern-override)");
+    }
+
+    /** The store the DataStream window operator's state shape asks for. */
+    private Choice byWindowShape(
+            String stateName,
+            StateDescriptor.Type type,
+            TypeSerializer<?> namespaceSerializer,
+            Collection<String> registeredStateNames) {
         boolean timeWindow = namespaceSerializer instanceof TimeWindow.Serializer;
         boolean globalWindow = namespaceSerializer instanceof GlobalWindow.Serializer;
         boolean windowContents = WINDOW_CONTENTS.equals(stateName);
         boolean merging = registeredStateNames.contains(MERGING_WINDOW_SET);
-        String operator = operatorClass(operatorIdentifier);
-        boolean sliceEnd = namespaceSerializer instanceof LongSerializer;
         Choice detected;
-        if (type == StateDescriptor.Type.LIST
-                && sliceEnd
-                && SQL_WINDOW_JOINS.contains(operator)
-                && SQL_WINDOW_JOIN_ROWS.contains(stateName)) {
-            detected =
-                    new Choice(
-                            StorePattern.AAR,
-                            "list state, SQL window join rows buffered per window end");
-        } else if (type == StateDescriptor.Type.VALUE
-                && sliceEnd
-                && SQL_WINDOW_AGGREGATES.contains(operator)
-                && SQL_WINDOW_ACCUMULATORS.equals(stateName)) {
-            detected =
-                    new Choice(
-                            StorePattern.RMW,
-                            "value state, SQL window aggregate accumulators per slice");
-        } else if (type == StateDescriptor.Type.VALUE
-                && sliceEnd
-                && SQL_WINDOW_AGGREGATES.contains(operator)
-                && SQL_WINDOW_DEDUP_ROW.equals(stateName)) {
-            detected =
-                    new Choice(
-                            StorePattern.RMW,
-                            "value state, SQL window deduplication row per key and window");
-        } else if (type == StateDescriptor.Type.MAP
-                && sliceEnd
-                && SQL_WINDOW_AGGREGATES.contains(operator)
-                && SQL_WINDOW_RANK_ROWS.equals(stateName)) {
-            detected =
-                    new Choice(
-                            StorePattern.GENERIC,
-                            "map state, SQL window TopN rows per sort key and window"
-                                    + " (one record per map entry)");
-        } else if (type == StateDescriptor.Type.LIST
-                && (timeWindow || globalWindow || windowContents)) {
+        if (type == StateDescriptor.Type.LIST && (timeWindow || globalWindow || windowContents)) {
             if (merging) {
                 detected = new Choice(StorePattern.AUR, "list state, merging window assigner");
             } else if (globalWindow) {
@@ -149,19 +185,18 @@ final class StoreSelector {
                             StorePattern.GENERIC,
                             type.name().toLowerCase(Locale.ROOT) + " state, not window contents");
         }
-        if (override == null) {
-            return detected;
+        return detected;
+    }
+
+    /** The store of a state Flink SQL's window operators register per slice end, or null. */
+    private static Choice sqlWindowState(
+            String operator, String stateName, StateDescriptor.Type type) {
+        for (SqlWindowState s : SQL_WINDOW_STATES) {
+            if (s.matches(operator, stateName, type)) {
+                return new Choice(s.pattern(), s.reason());
+            }
         }
-        StorePattern forced = override;
-        // Appending stores hold list elements only; a forced AAR/AUR on another state type would
-        // not be able to serve it, so such states keep the general store.
-        boolean listOnly = forced == StorePattern.AAR || forced == StorePattern.AUR;
-        if (listOnly && type != StateDescriptor.Type.LIST) {
-            return new Choice(
-                    StorePattern.GENERIC,
-                    "override " + forced + " applies to list state only; " + detected.reason());
-        }
-        return new Choice(forced, "configured override (state.backend.flowkv.pattern-override)");
+        return null;
     }
 
     /**

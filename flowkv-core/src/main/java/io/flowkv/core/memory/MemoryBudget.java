@@ -11,6 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * thread may release while the task thread reserves.
  */
 public final class MemoryBudget {
+    /** Caches leave this fraction (1/16) of the capacity to what cannot give way. */
+    public static final int CACHE_HEADROOM_DIVISOR = 16;
+
     private final long capacity;
     private final AtomicLong used = new AtomicLong();
 
@@ -50,9 +53,6 @@ public final class MemoryBudget {
             }
         }
     }
-
-    /** Caches leave this fraction (1/16) of the capacity to what cannot give way. */
-    public static final int CACHE_HEADROOM_DIVISOR = 16;
 
     /** Reserves {@code bytes} or throws a {@link MemoryBudgetExceededException} naming the need. */
     public void reserve(long bytes, String purpose) {
