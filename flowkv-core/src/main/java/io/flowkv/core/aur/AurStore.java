@@ -58,10 +58,12 @@ import static io.flowkv.core.log.IoFailures.deleteQuietly;
  * never misses a value or serves a stale one.
  *
  * <p><b>Deletes and compaction.</b> {@link #remove} drops the window from the stat table, which
- * turns its index entries dead. The same index scan that serves a miss also moves every live data
- * frame to a new data log with zero-copy {@code FileChannel.transferTo} and rewrites the index log,
- * when total over live data bytes exceeds the (per-instance jittered) maximum space amplification.
- * Prefetched values are copies, so compaction leaves them valid.
+ * turns its index entries dead. When total over live data bytes exceeds the (per-instance jittered)
+ * maximum space amplification, the same index scan that serves a miss compacts: it moves the live
+ * frames of the data logs with the smallest share of live bytes to a new data log with zero-copy
+ * {@code FileChannel.transferTo}, deletes those logs and rewrites the index log. The other data
+ * logs stay as they are, so a log whose windows have all fired costs nothing to reclaim. Prefetched
+ * values are copies, so compaction leaves them valid.
  *
  * <p><b>Trade-offs.</b> The prediction's "now" is the read clock: the largest ETT among windows
  * read so far, since the engine fires windows in trigger-time order; windows already read since
@@ -182,6 +184,9 @@ public final class AurStore implements AutoCloseable {
      * compacted): whether the store still grows while its windows die.
      */
     private long flushedSinceDeath;
+
+    /** The data log {@link #dataSegment} found last: consecutive frames mostly share one. */
+    private LogSegment lastSegment;
 
     private boolean closed;
 
@@ -363,7 +368,7 @@ public final class AurStore implements AutoCloseable {
         }
         evictPrefetched(id);
         removeDirty(id);
-        liveChainRecords -= chainLength(id);
+        releaseFrames(id);
         long disk = table.diskBytes(id);
         if (deadBytes == 0) {
             flushedSinceDeath = 0;
@@ -566,13 +571,15 @@ public final class AurStore implements AutoCloseable {
         writeBuffer.reset();
         flushSeq++;
         liveBytes += flushed;
+        activeData.live += flushed;
         flushedSinceDeath += flushed;
         stats.addFlushed(flushed);
         publishSpace();
         if (shouldCompactWithoutRead()) {
             // Compaction normally rides on a miss's index scan; a store whose windows are
             // removed without being read must not grow without bound either.
-            compact();
+            entryCount = 0;
+            scanIndex(Reclaim.DEADEST, ++batchStamp);
         } else {
             copyChainsIfMostlyDead();
         }
@@ -591,6 +598,7 @@ public final class AurStore implements AutoCloseable {
             activeData =
                     new LogSegment(id, dataWriter.file(), FileType.AUR_DATA_LOG, dataWriter.size());
             dataSegments.add(activeData);
+            renumberDataSegments();
         }
         if (indexWriter == null) {
             int id = newFileId(INDEX_PREFIX);
@@ -777,15 +785,37 @@ public final class AurStore implements AutoCloseable {
                     break;
                 }
             }
-            // In file order, as a scan would have found them, so that adjacent frames of
-            // different windows are read together. File ids and offsets grow with every write,
-            // so each window's frames stay oldest first.
-            PairHeap.sort(entries, ENTRY_POSITION, entryCount);
+            sortByFileOrder();
             return load(requested, cacheRequested, stamp, consumer);
         }
         prepareReadBuffer();
-        scanIndex(compact, stamp);
+        scanIndex(compact ? Reclaim.DEADEST : Reclaim.NOTHING, stamp);
         return load(requested, cacheRequested, stamp, consumer);
+    }
+
+    /**
+     * Puts the collected entries in file order, as a scan would have found them, so that adjacent
+     * frames of different windows are read together. The order is that of {@link #dataSegments},
+     * then offsets: both grow with every write, and a compaction puts the log it fills where the
+     * logs it emptied were, so each window's frames stay oldest first. (File ids alone would not
+     * do: a compacted log gets a new, higher id than logs written before it.)
+     */
+    private void sortByFileOrder() throws IOException {
+        for (int i = 0; i < entryCount; i++) {
+            long position = entryPosition(i);
+            int rank = dataSegment(Positions.segment(position)).rank;
+            setEntry(
+                    i,
+                    entryId(i),
+                    Positions.pack(rank, Positions.offset(position)),
+                    entryLength(i));
+        }
+        PairHeap.sort(entries, ENTRY_POSITION, entryCount);
+        for (int i = 0; i < entryCount; i++) {
+            long position = entryPosition(i);
+            int id = dataSegments.get(Positions.segment(position)).id;
+            setEntry(i, entryId(i), Positions.pack(id, Positions.offset(position)), entryLength(i));
+        }
     }
 
     /** Whether the window asked for and every window bet on have an intact frame chain. */
@@ -1063,8 +1093,13 @@ public final class AurStore implements AutoCloseable {
     }
 
     private LogSegment dataSegment(int id) throws IOException {
+        LogSegment last = lastSegment;
+        if (last != null && last.id == id) {
+            return last;
+        }
         for (LogSegment segment : dataSegments) {
             if (segment.id == id) {
+                lastSegment = segment;
                 return segment;
             }
         }
@@ -1180,17 +1215,30 @@ public final class AurStore implements AutoCloseable {
     public void compact() throws IOException {
         checkOpen();
         entryCount = 0;
-        scanIndex(true, ++batchStamp);
+        scanIndex(Reclaim.ALL, ++batchStamp);
+    }
+
+    /** What an index scan reclaims. */
+    private enum Reclaim {
+        /** Nothing: the scan only collects entries. */
+        NOTHING,
+        /**
+         * The data logs with the fewest live bytes per byte, until the space amplification is
+         * halfway between 1 and the threshold; the index log is rewritten whole.
+         */
+        DEADEST,
+        /** Every data log and the index log. */
+        ALL
     }
 
     /**
-     * The one index scan: collects the entries of windows marked with {@code stamp} and, when
-     * {@code compact}, copies every live frame into a new data log (recording the new positions)
-     * and every live entry into a new index log.
+     * The one index scan: collects the entries of windows marked with {@code stamp} and, unless
+     * {@code reclaim} is {@link Reclaim#NOTHING}, copies the live frames of the chosen data logs
+     * into a new data log (recording the new positions) and every live entry into a new index log.
      */
-    private void scanIndex(boolean compact, long stamp) throws IOException {
+    private void scanIndex(Reclaim reclaim, long stamp) throws IOException {
         Compaction compaction = null;
-        if (compact) {
+        if (reclaim != Reclaim.NOTHING) {
             if (writerFault) {
                 truncateWriters();
             }
@@ -1199,6 +1247,7 @@ public final class AurStore implements AutoCloseable {
                 // further flushes; if it fails, the next flush starts a new index log.
                 closeIndexWriter();
             }
+            chooseVictims(reclaim == Reclaim.ALL);
             compaction = new Compaction();
         }
         try {
@@ -1229,6 +1278,57 @@ public final class AurStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Marks the data logs a compaction empties: all of them, or the run of consecutive logs (in
+     * {@link #dataSegments} order) that holds the fewest live bytes among those whose dead bytes
+     * bring the space amplification down to halfway between 1 and the threshold. Logs with no
+     * frames go too. Windows mostly die in the order they were written, so the oldest logs are
+     * nearly all dead and cost little to empty, where a full compaction rewrote about 1 /
+     * (threshold - 1) times the live bytes at every compaction.
+     *
+     * <p>A run, not any set: the compacted log takes the run's place in the order, so every
+     * window's frames stay in write order when sorted by (log order, offset), which the chain read
+     * relies on ({@link #sortByFileOrder}).
+     */
+    private void chooseVictims(boolean all) {
+        int n = dataSegments.size();
+        for (LogSegment segment : dataSegments) {
+            segment.victim = all || (segment.size <= LogFileHeader.LENGTH && segment != activeData);
+        }
+        if (all) {
+            return;
+        }
+        long excess =
+                liveBytes + deadBytes - (long) (liveBytes * (1 + (compactionThreshold - 1) / 2));
+        int bestFrom = -1;
+        int bestTo = -1;
+        long bestCost = Long.MAX_VALUE;
+        long bestReclaimed = 0;
+        for (int from = 0; from < n && excess > 0; from++) {
+            long reclaimed = 0;
+            long cost = 0;
+            for (int to = from; to < n && cost <= bestCost; to++) {
+                LogSegment segment = dataSegments.get(to);
+                long bytes = segment.size - LogFileHeader.LENGTH;
+                long live = Math.max(0, Math.min(segment.live, bytes));
+                reclaimed += bytes - live;
+                cost += live;
+                if (reclaimed >= excess) {
+                    if (cost < bestCost || (cost == bestCost && reclaimed > bestReclaimed)) {
+                        bestFrom = from;
+                        bestTo = to;
+                        bestCost = cost;
+                        bestReclaimed = reclaimed;
+                    }
+                    break;
+                }
+            }
+        }
+        for (int i = bestFrom; i >= 0 && i <= bestTo; i++) {
+            dataSegments.get(i).victim = true;
+        }
+    }
+
     // ---------------------------------------------------------------- frame chains
 
     private void extendChain(int id, long position, int length) {
@@ -1244,6 +1344,22 @@ public final class AurStore implements AutoCloseable {
             liveChainRecords++;
         }
         table.setFrameHead(id, extended);
+    }
+
+    /**
+     * Takes a removed window's frames off their data logs' live bytes, if its chain says where they
+     * are (the next index scan counts them exactly anyway).
+     */
+    private void releaseFrames(int id) {
+        long n = 0;
+        for (long r = table.frameHead(id); r >= 0; r = chains.previous(r)) {
+            LogSegment segment = findDataSegment(Positions.segment(chains.position(r)));
+            if (segment != null) {
+                segment.live -= chains.length(r);
+            }
+            n++;
+        }
+        liveChainRecords -= n;
     }
 
     private long chainLength(int id) {
@@ -1341,6 +1457,9 @@ public final class AurStore implements AutoCloseable {
     private void forEachLiveIndexEntry(IndexEntryDescriptor e, LiveEntryVisitor visitor)
             throws IOException {
         long scanned = 0;
+        for (LogSegment data : dataSegments) {
+            data.counted = 0;
+        }
         for (LogSegment segment : indexSegments) {
             FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
             while (scanner.next()) {
@@ -1352,10 +1471,14 @@ public final class AurStore implements AutoCloseable {
                     at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
                     int id = liveId(e);
                     if (id != NO_ID) {
+                        dataSegment(Positions.segment(e.position)).counted += e.frameLength;
                         visitor.visit(id);
                     }
                 }
             }
+        }
+        for (LogSegment data : dataSegments) {
+            data.live = data.counted;
         }
         stats.addIndexScan(scanned);
     }
@@ -1426,7 +1549,10 @@ public final class AurStore implements AutoCloseable {
         entryCount = kept;
     }
 
-    /** New data and index logs being written by one compaction. */
+    /**
+     * One compaction: the live frames of the victim data logs move to a new data log, and every
+     * live index entry goes to a new index log (with its frame's new position if it moved).
+     */
     private final class Compaction {
         final LogSegment data;
         final FileChannel dataChannel;
@@ -1435,6 +1561,7 @@ public final class AurStore implements AutoCloseable {
         long dataSize = LogFileHeader.LENGTH;
         long indexFrame = -1;
         long moved;
+        long kept;
         LogSegment pending;
         long pendingStart;
         long pendingEnd;
@@ -1483,22 +1610,30 @@ public final class AurStore implements AutoCloseable {
             }
         }
 
-        /** Queues the entry's frame for transfer and rewrites the entry; returns its new place. */
+        /**
+         * Queues the entry's frame for transfer if its data log is a victim, and rewrites the
+         * entry; returns the frame's place from now on.
+         */
         long move(IndexEntryDescriptor e) throws IOException {
             LogSegment from = dataSegment(Positions.segment(e.position));
-            long offset = Positions.offset(e.position);
-            if (pending != from
-                    || pendingEnd != offset
-                    || pendingEnd - pendingStart + e.frameLength > MAX_TRANSFER) {
-                drain();
-                pending = from;
-                pendingStart = offset;
-                pendingEnd = offset;
+            long position = e.position;
+            if (from.victim) {
+                long offset = Positions.offset(e.position);
+                if (pending != from
+                        || pendingEnd != offset
+                        || pendingEnd - pendingStart + e.frameLength > MAX_TRANSFER) {
+                    drain();
+                    pending = from;
+                    pendingStart = offset;
+                    pendingEnd = offset;
+                }
+                pendingEnd += e.frameLength;
+                position = Positions.pack(data.id, dataSize);
+                dataSize += e.frameLength;
+                moved += e.frameLength;
+            } else {
+                kept += e.frameLength;
             }
-            pendingEnd += e.frameLength;
-            long position = Positions.pack(data.id, dataSize);
-            dataSize += e.frameLength;
-            moved += e.frameLength;
             if (indexFrame < 0) {
                 indexFrame = writer.beginFrame();
             }
@@ -1551,15 +1686,16 @@ public final class AurStore implements AutoCloseable {
                                 + " bytes, expected "
                                 + dataSize);
             }
-            if (moved != liveBytes) {
+            if (moved + kept != liveBytes) {
                 throw new IllegalStateException(
                         "AUR compaction found "
-                                + moved
+                                + (moved + kept)
                                 + " live bytes in the index log, the stat table has "
                                 + liveBytes);
             }
             dataChannel.close();
             data.size = dataSize;
+            data.live = moved;
             index.size = writer.size();
         }
 
@@ -1572,28 +1708,51 @@ public final class AurStore implements AutoCloseable {
         }
     }
 
-    /** Switches to the compacted logs and deletes the old ones. */
+    /** Switches to the compacted logs and deletes the victims and the old index logs. */
     private void install(Compaction c) throws IOException {
-        List<LogSegment> oldData = new ArrayList<>(dataSegments);
+        List<LogSegment> oldData = new ArrayList<>();
         List<LogSegment> oldIndex = new ArrayList<>(indexSegments);
-        LogWriter oldDataWriter = dataWriter;
-        dataWriter = null;
-        activeData = null;
+        LogWriter oldDataWriter = null;
+        if (activeData != null && activeData.victim) {
+            oldDataWriter = dataWriter;
+            dataWriter = null;
+            activeData = null;
+        }
         indexWriter = c.writer;
         activeIndex = c.index;
         writerFault = false;
-        dataSegments.clear();
-        indexSegments.clear();
-        indexSegments.add(c.index);
+        boolean keepCompacted = c.dataSize > LogFileHeader.LENGTH;
+        List<LogSegment> kept = new ArrayList<>(dataSegments.size());
+        long dataBytes = keepCompacted ? c.dataSize - LogFileHeader.LENGTH : 0;
+        for (LogSegment segment : dataSegments) {
+            if (!segment.victim) {
+                kept.add(segment);
+                dataBytes += segment.size - LogFileHeader.LENGTH;
+                continue;
+            }
+            if (keepCompacted && segment.size > LogFileHeader.LENGTH) {
+                // The compacted log takes the place of the run it empties.
+                keepCompacted = false;
+                kept.add(c.data);
+            }
+            oldData.add(segment);
+        }
         IOException failure = null;
-        if (c.dataSize > LogFileHeader.LENGTH) {
-            dataSegments.add(c.data);
-        } else {
+        if (keepCompacted) {
+            kept.add(0, c.data);
+        } else if (!kept.contains(c.data)) {
             failure = delete(c.data.path, failure);
         }
+        dataSegments.clear();
+        dataSegments.addAll(kept);
+        renumberDataSegments();
+        lastSegment = null;
+        indexSegments.clear();
+        indexSegments.add(c.index);
         stats.addCompaction(c.moved);
         installChains(c.chains);
-        deadBytes = 0;
+        deadBytes = dataBytes - liveBytes;
+        flushedSinceDeath = 0;
         publishSpace();
         failure = closeWriter(oldDataWriter, failure);
         for (LogSegment segment : oldData) {
@@ -1786,6 +1945,7 @@ public final class AurStore implements AutoCloseable {
             LogSegment segment =
                     segment(in.getInt("data segment id"), DATA_PREFIX, FileType.AUR_DATA_LOG, in);
             dataSegments.add(segment);
+            segment.rank = i;
             segment.reader(io);
             dataTotal += segment.size - LogFileHeader.LENGTH;
         }
@@ -1872,6 +2032,7 @@ public final class AurStore implements AutoCloseable {
                     int id = liveId(e);
                     if (id != NO_ID) {
                         table.setScanned(id, table.scanned(id) + e.frameLength);
+                        data.live += e.frameLength;
                         extendChain(id, e.position, e.frameLength);
                     }
                 }
@@ -1887,6 +2048,13 @@ public final class AurStore implements AutoCloseable {
                                 + " data bytes of a window the manifest records with "
                                 + table.diskBytes(id));
             }
+        }
+    }
+
+    /** Sets each data log's {@link LogSegment#rank} to its place in {@link #dataSegments}. */
+    private void renumberDataSegments() {
+        for (int i = 0; i < dataSegments.size(); i++) {
+            dataSegments.get(i).rank = i;
         }
     }
 

@@ -18,6 +18,24 @@ final class LogSegment implements AutoCloseable {
     final Path path;
     final FileType type;
     long size;
+
+    /**
+     * Data logs: bytes of live frames in it (headers included) as last known. Exact after every
+     * full index scan; between scans a removed window subtracts its frames when its frame chain is
+     * intact, so the figure may be high (never low), which only makes the segment look less worth
+     * compacting than it is.
+     */
+    long live;
+
+    /** Live bytes counted by the index scan now running. */
+    long counted;
+
+    /** Data logs: place in the store's order of data logs (write order of their frames). */
+    int rank;
+
+    /** Chosen by the compaction now running: its live frames move, then it is deleted. */
+    boolean victim;
+
     private LogReader reader;
 
     LogSegment(int id, Path path, FileType type, long size) {

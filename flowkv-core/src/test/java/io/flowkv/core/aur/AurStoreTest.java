@@ -215,10 +215,14 @@ class AurStoreTest {
                 .isEqualTo(compactions);
 
         // It grows again: the next miss's index scan compacts.
+        long flushedBefore = store.stats().bytesFlushed();
         for (int i = 100; i < 130; i++) {
             store.append(bytes("k" + i), window, bytes("value-" + i), i);
         }
         store.flush();
+        List<String> grown = storeFiles();
+        long newFrames = store.stats().bytesFlushed() - flushedBefore;
+        long written = store.stats().bytesCompactionWritten();
         assertThat(store.stats().spaceAmplification()).isGreaterThan(1.5);
         assertThat(read(store, bytes("k95"), window)).containsExactly("value-95");
         assertThat(store.stats().compactions())
@@ -230,7 +234,16 @@ class AurStoreTest {
             assertThat(read(store, bytes("k" + i), window))
                     .isEqualTo(i < 80 ? null : List.of("value-" + i));
         }
-        assertThat(storeFiles()).hasSize(2);
+        // Only the log with dead frames was emptied: its 20 live frames moved, the log of
+        // k100..k129 (all live) stayed as it was, and the index log was rewritten.
+        assertThat(store.stats().bytesCompactionWritten() - written)
+                .isEqualTo(store.stats().liveBytes() - newFrames);
+        List<String> after = storeFiles();
+        assertThat(after).hasSize(3);
+        assertThat(after.stream().filter(grown::contains))
+                .singleElement()
+                .asString()
+                .startsWith(AurStore.DATA_PREFIX);
     }
 
     @Test
