@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checkpoint cost of NEXMark Q7 on an embedded MiniCluster: FlowKV incremental, FlowKV full and
-# RocksDB incremental, one run each. Prints each run's per-checkpoint CSV and a markdown summary
+# Checkpoint cost of NEXMark Q7 on an embedded MiniCluster: FlowKV incremental (uploads compressed,
+# the default, and uncompressed), FlowKV full and RocksDB incremental, one run each. Prints each run's per-checkpoint CSV and a markdown summary
 # row (the table of docs/benchmarks/checkpoints.md). Extra arguments go to every run, e.g.
 #   scripts/checkpoint-cost.sh --events 6000000 --max-rate 60000 --interval 2s
 # NEXMARK_HEAP overrides the JVM heap (default 2g). Builds nexmark-queries when needed.
@@ -30,12 +30,17 @@ run() {
 }
 
 summary=()
-for config in "flowkv true" "flowkv false" "rocksdb true"; do
+for config in "flowkv true" "flowkv-uncompressed true" "flowkv false" "rocksdb true"; do
     set -- $config "${@:1}"
     backend=$1 incremental=$2
     shift 2
-    echo "== q7 on $backend, incremental=$incremental" >&2
-    out="$(run --query q7 --backend "$backend" --incremental "$incremental" "$@")"
+    extra=(--label "$backend")
+    if [[ $backend == flowkv-uncompressed ]]; then
+        extra+=(--set state.backend.flowkv.checkpoint-compression=NONE)
+        backend=flowkv
+    fi
+    echo "== q7 on ${extra[1]}, incremental=$incremental" >&2
+    out="$(run --query q7 --backend "$backend" --incremental "$incremental" "${extra[@]}" "$@")"
     echo "$out" | grep -v '^|'
     summary+=("$(echo "$out" | grep '^|')")
 done

@@ -27,6 +27,8 @@ import java.util.zip.CRC32C;
  *     [bound:byte] if 1: [pattern:UTF][list:byte][directory:UTF][instances:int]
  *                          per instance: [manifest path:UTF][manifest length:int][manifest bytes]
  *   [files:int]  per store file: [path:UTF][length:long][CRC32C of the file:int]
+ *                                  [encoding:byte]  0: uploaded as is, 1: as one LZ4 frame
+ *                                                   (length and CRC32C are the store file's)
  *   [timer queues:int]  in meta info order, per queue:
  *     [timers:int] >= 0: per timer: [key group:int][length:int][serialized timer]  (heap queue)
  *     [-1:int][timer file path:UTF]  (a queue FlowKV stores: its timers are in that file, one
@@ -43,8 +45,9 @@ final class CheckpointMetadata {
     /**
      * 2: map state is stored one record per entry ({@link MapStateStorage}); 1 is refused. 3: list
      * state in chunks. 4: a stored timer queue's timers in a file; 3 is still read (it has none).
+     * 5: each file's encoding in the checkpoint storage; 3 and 4 are still read (uploaded as is).
      */
-    static final int VERSION = 4;
+    static final int VERSION = 5;
 
     /** The oldest version this build reads. */
     static final int OLDEST_READ_VERSION = 3;
@@ -56,8 +59,15 @@ final class CheckpointMetadata {
     record StoredState(
             StorePattern pattern, boolean list, String directory, List<Manifest> manifests) {}
 
-    /** One store file with the length and checksum it must have on restore. */
-    record FileEntry(String path, long length, int crc32c) {}
+    /**
+     * One store file with the length and checksum it must have on restore, and how its upload
+     * encodes it.
+     */
+    record FileEntry(
+            String path, long length, int crc32c, FlowKVOptions.CheckpointCompression encoding) {}
+
+    private static final byte ENCODING_NONE = 0;
+    private static final byte ENCODING_LZ4 = 1;
 
     /** One serialized timer. */
     record Timer(int keyGroup, byte[] bytes) {}
@@ -107,6 +117,10 @@ final class CheckpointMetadata {
             body.writeUTF(file.path());
             body.writeLong(file.length());
             body.writeInt(file.crc32c());
+            body.writeByte(
+                    file.encoding() == FlowKVOptions.CheckpointCompression.LZ4
+                            ? ENCODING_LZ4
+                            : ENCODING_NONE);
         }
         body.writeInt(queues.size());
         for (int q = 0; q < queues.size(); q++) {
@@ -222,7 +236,25 @@ final class CheckpointMetadata {
         int fileCount = body.readInt();
         List<FileEntry> files = new ArrayList<>(fileCount);
         for (int i = 0; i < fileCount; i++) {
-            files.add(new FileEntry(body.readUTF(), body.readLong(), body.readInt()));
+            String path = body.readUTF();
+            long fileLength = body.readLong();
+            int crc = body.readInt();
+            FlowKVOptions.CheckpointCompression encoding = FlowKVOptions.CheckpointCompression.NONE;
+            if (version >= 5) {
+                byte code = body.readByte();
+                if (code == ENCODING_LZ4) {
+                    encoding = FlowKVOptions.CheckpointCompression.LZ4;
+                } else if (code != ENCODING_NONE) {
+                    throw new IOException(
+                            "FlowKV checkpoint metadata "
+                                    + source
+                                    + " gives store file "
+                                    + path
+                                    + " the unknown encoding "
+                                    + code);
+                }
+            }
+            files.add(new FileEntry(path, fileLength, crc, encoding));
         }
         int queueCount = body.readInt();
         List<List<Timer>> queues = new ArrayList<>(queueCount);

@@ -19,6 +19,7 @@ import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.StateMigrationException;
 
+import net.jpountz.lz4.LZ4FrameInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -123,6 +124,12 @@ final class FlowKVIncrementalRestoreOperation<K> {
         String describe(String path);
 
         InputStream open(String path) throws IOException;
+
+        /**
+         * Whether the files are the checkpoint's uploads, encoded as its metadata says; a
+         * task-local copy holds the store files as they are.
+         */
+        boolean encoded();
 
         /** The shared-state handles to seed {@link UploadedFiles} with, by path. */
         Map<String, StreamStateHandle> sharedHandles();
@@ -277,6 +284,11 @@ final class FlowKVIncrementalRestoreOperation<K> {
                 }
 
                 @Override
+                public boolean encoded() {
+                    return false;
+                }
+
+                @Override
                 public Map<String, StreamStateHandle> sharedHandles() {
                     return byPath(local.getSharedStateHandles());
                 }
@@ -311,6 +323,11 @@ final class FlowKVIncrementalRestoreOperation<K> {
             }
 
             @Override
+            public boolean encoded() {
+                return true;
+            }
+
+            @Override
             public Map<String, StreamStateHandle> sharedHandles() {
                 return byPath;
             }
@@ -339,14 +356,19 @@ final class FlowKVIncrementalRestoreOperation<K> {
             Files.createDirectories(target.getParent());
             CRC32C crc = new CRC32C();
             long length = 0;
+            boolean lz4 =
+                    source.encoded() && entry.encoding() == FlowKVOptions.CheckpointCompression.LZ4;
             try (InputStream in = source.open(entry.path());
                     OutputStream out = Files.newOutputStream(target)) {
+                InputStream decoded = lz4 ? lz4Frame(in, source, entry) : in;
                 int n;
-                while ((n = in.read(buffer)) >= 0) {
+                while ((n = read(decoded, buffer, lz4, source, entry)) >= 0) {
                     crc.update(buffer, 0, n);
                     out.write(buffer, 0, n);
                     length += n;
                 }
+            } catch (CorruptUploadException e) {
+                throw e;
             } catch (IOException e) {
                 throw new IOException(
                         "Could not read checkpoint file "
@@ -378,10 +400,58 @@ final class FlowKVIncrementalRestoreOperation<K> {
                 files.put(
                         entry.path(),
                         new UploadedFiles.SharedFile(
-                                handle, entry.length(), entry.crc32c(), false));
+                                handle, entry.length(), entry.crc32c(), entry.encoding(), false));
             }
         }
         return files;
+    }
+
+    /** An upload whose LZ4 frame does not decode. */
+    private static final class CorruptUploadException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        CorruptUploadException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private static InputStream lz4Frame(
+            InputStream in, FileSource source, CheckpointMetadata.FileEntry entry)
+            throws IOException {
+        try {
+            return new LZ4FrameInputStream(in);
+        } catch (IOException | RuntimeException e) {
+            throw corruptFrame(source, entry, e);
+        }
+    }
+
+    private static int read(
+            InputStream in,
+            byte[] buffer,
+            boolean lz4,
+            FileSource source,
+            CheckpointMetadata.FileEntry entry)
+            throws IOException {
+        if (!lz4) {
+            return in.read(buffer);
+        }
+        try {
+            return in.read(buffer);
+        } catch (IOException | RuntimeException e) {
+            throw corruptFrame(source, entry, e);
+        }
+    }
+
+    private static CorruptUploadException corruptFrame(
+            FileSource source, CheckpointMetadata.FileEntry entry, Exception cause) {
+        return new CorruptUploadException(
+                "Checkpoint file "
+                        + source.describe(entry.path())
+                        + " is corrupt or truncated: the checkpoint recorded it as one LZ4 frame,"
+                        + " which does not decode ("
+                        + cause
+                        + ")",
+                cause);
     }
 
     // ------------------------------------------------------------------ metadata

@@ -29,14 +29,17 @@ import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.IOUtils;
 
+import net.jpountz.lz4.LZ4FrameOutputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.annotation.Nonnull;
 
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.io.OutputStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -100,6 +103,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
     private final boolean reuseConfirmedFiles;
+    private final FlowKVOptions.CheckpointCompression compression;
     private final FlowKVMetrics metrics;
 
     FlowKVIncrementalSnapshotStrategy(
@@ -111,6 +115,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
             UploadedFiles uploads,
             LocalRecoveryConfig localRecovery,
             boolean reuseConfirmedFiles,
+            FlowKVOptions.CheckpointCompression compression,
             FlowKVMetrics metrics) {
         this.backend = backend;
         this.keySerializer = keySerializer;
@@ -120,6 +125,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
         this.uploads = uploads;
         this.localRecovery = localRecovery;
         this.reuseConfirmedFiles = reuseConfirmedFiles;
+        this.compression = compression;
         this.metrics = metrics;
     }
 
@@ -312,7 +318,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                 UploadedFiles.SharedFile uploaded = uploadFile(file, streamFactory, registry);
                 written.add(uploaded.handle());
                 files.put(file.path(), uploaded);
-                uploadedBytes += file.length();
+                uploadedBytes += uploaded.handle().getStateSize();
             }
             List<HandleAndLocalPath> shared = new ArrayList<>(resources.filesInOrder.size());
             List<CheckpointMetadata.FileEntry> entries =
@@ -322,7 +328,9 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                 shared.add(
                         HandleAndLocalPath.of(
                                 file.uploaded() ? file.handle() : file.placeholder(), path));
-                entries.add(new CheckpointMetadata.FileEntry(path, file.length(), file.crc32c()));
+                entries.add(
+                        new CheckpointMetadata.FileEntry(
+                                path, file.length(), file.crc32c(), file.encoding()));
             }
             byte[] metadata =
                     CheckpointMetadata.encode(
@@ -359,7 +367,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
             long reusedBytes = 0;
             for (UploadedFiles.SharedFile file : resources.reused.values()) {
                 reusedHandles.add(file.handle());
-                reusedBytes += file.length();
+                reusedBytes += file.handle().getStateSize();
             }
             streamFactory.reusePreviousStateHandle(reusedHandles);
             metrics.checkpointUploaded(uploadedBytes + metadata.length, reusedBytes);
@@ -410,6 +418,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                 streamFactory.createCheckpointStateOutputStream(CheckpointedStateScope.SHARED);
         registry.registerCloseable(out);
         try (InputStream in = Files.newInputStream(file.link())) {
+            OutputStream target = encoder(out);
             byte[] buffer = new byte[64 * 1024];
             long remaining = file.length();
             while (remaining > 0) {
@@ -425,17 +434,42 @@ final class FlowKVIncrementalSnapshotStrategy<K>
                                     + " bytes its manifest lists");
                 }
                 crc.update(buffer, 0, n);
-                out.write(buffer, 0, n);
+                target.write(buffer, 0, n);
                 remaining -= n;
             }
+            if (target != out) {
+                // Ends the frame; the checkpoint stream stays open for its handle.
+                target.close();
+            }
             StreamStateHandle handle = closeAndGetHandle(out, registry, file.path());
-            return new UploadedFiles.SharedFile(handle, file.length(), (int) crc.getValue(), true);
+            return new UploadedFiles.SharedFile(
+                    handle, file.length(), (int) crc.getValue(), compression, true);
         } catch (IOException | RuntimeException e) {
             if (registry.unregisterCloseable(out)) {
                 IOUtils.closeQuietly(out);
             }
             throw e;
         }
+    }
+
+    /** The stream a store file is written through: {@code out} itself, or an LZ4 frame on it. */
+    private OutputStream encoder(CheckpointStateOutputStream out) throws IOException {
+        if (compression == FlowKVOptions.CheckpointCompression.NONE) {
+            return out;
+        }
+        OutputStream keepOpen =
+                new FilterOutputStream(out) {
+                    @Override
+                    public void write(byte[] b, int off, int len) throws IOException {
+                        out.write(b, off, len);
+                    }
+
+                    @Override
+                    public void close() throws IOException {
+                        out.flush();
+                    }
+                };
+        return new LZ4FrameOutputStream(keepOpen, LZ4FrameOutputStream.BLOCKSIZE.SIZE_64KB);
     }
 
     private static StreamStateHandle writeStream(

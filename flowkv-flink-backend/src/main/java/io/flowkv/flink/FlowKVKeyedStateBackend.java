@@ -85,6 +85,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     private final AutoCloseable memoryLease;
     private final boolean incrementalCheckpoints;
     private final FlowKVOptions.FullCheckpointFormat fullCheckpointFormat;
+    private final FlowKVOptions.CheckpointCompression checkpointCompression;
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
     private final UUID backendIdentifier = UUID.randomUUID();
@@ -109,6 +110,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             AutoCloseable memoryLease,
             boolean incrementalCheckpoints,
             FlowKVOptions.FullCheckpointFormat fullCheckpointFormat,
+            FlowKVOptions.CheckpointCompression checkpointCompression,
             UploadedFiles uploads,
             LocalRecoveryConfig localRecovery,
             FlowKVMetrics metrics) {
@@ -136,6 +138,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         this.memoryLease = memoryLease;
         this.incrementalCheckpoints = incrementalCheckpoints;
         this.fullCheckpointFormat = fullCheckpointFormat;
+        this.checkpointCompression = checkpointCompression;
         this.uploads = uploads;
         this.localRecovery = localRecovery;
         this.metrics = metrics;
@@ -807,6 +810,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                                     uploads,
                                     localRecovery,
                                     reuse,
+                                    checkpointCompression,
                                     metrics),
                             cancelStreamRegistry,
                             org.apache.flink.runtime.state.SnapshotExecutionType.ASYNCHRONOUS)

@@ -247,6 +247,32 @@ public final class FlowKVOptions {
                                     + "Savepoints are canonical either way. "
                                     + "Allowed: NATIVE, CANONICAL.");
 
+    /** How checkpoints that upload FlowKV's store files write them to the checkpoint storage. */
+    public enum CheckpointCompression {
+        /** Byte for byte. */
+        NONE,
+        /**
+         * Each file as one LZ4 frame (the LZ4 frame format, blocks of 64 KiB), decompressed on
+         * restore; the task-local copy stays uncompressed.
+         */
+        LZ4
+    }
+
+    public static final ConfigOption<CheckpointCompression> CHECKPOINT_COMPRESSION =
+            ConfigOptions.key("state.backend.flowkv.checkpoint-compression")
+                    .enumType(CheckpointCompression.class)
+                    .defaultValue(CheckpointCompression.LZ4)
+                    .withDescription(
+                            "How incremental and NATIVE full checkpoints upload FlowKV's store "
+                                    + "files. LZ4: each file is compressed on upload as one LZ4 "
+                                    + "frame (on the asynchronous upload threads) and "
+                                    + "decompressed on restore; the task-local copy stays "
+                                    + "uncompressed. NONE: byte for byte. A checkpoint records "
+                                    + "each file's encoding, so a job restores from checkpoints "
+                                    + "written with either, and files a later checkpoint reuses "
+                                    + "keep the encoding they were uploaded with. "
+                                    + "Allowed: NONE, LZ4.");
+
     /** Heap bytes a timer is taken to cost when the heap limit is derived from the JVM heap. */
     public static final int TIMER_HEAP_BYTES_ESTIMATE = 128;
 

@@ -23,6 +23,7 @@ record FlowKVSettings(
         FlowKVOptions.TimerService timerService,
         long timerHeapLimit,
         FlowKVOptions.FullCheckpointFormat fullCheckpointFormat,
+        FlowKVOptions.CheckpointCompression checkpointCompression,
         int perKeyWindowsThreshold,
         int preFlushesPerCheckpoint,
         Set<FlowKVMetrics.Group> metricGroups)

@@ -132,6 +132,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.TIMER_SERVICE),
                 config.getOptional(FlowKVOptions.TIMER_HEAP_LIMIT).orElse(FlowKVSettings.DERIVED),
                 config.get(FlowKVOptions.FULL_CHECKPOINT_FORMAT),
+                config.get(FlowKVOptions.CHECKPOINT_COMPRESSION),
                 config.get(FlowKVOptions.PER_KEY_WINDOWS_THRESHOLD),
                 config.get(FlowKVOptions.PRE_FLUSHES_PER_CHECKPOINT),
                 FlowKVMetrics.Group.enabledIn(config));
@@ -335,6 +336,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 lease,
                 incrementalCheckpoints,
                 settings.fullCheckpointFormat(),
+                settings.checkpointCompression(),
                 uploads,
                 localRecovery,
                 metrics);

@@ -25,8 +25,16 @@ import java.util.TreeMap;
  */
 final class UploadedFiles {
 
-    /** One store file as a checkpoint holds it. */
-    record SharedFile(StreamStateHandle handle, long length, int crc32c, boolean uploaded) {
+    /**
+     * One store file as a checkpoint holds it: {@code length} and {@code crc32c} are those of the
+     * store file itself, {@code encoding} says how the upload behind {@code handle} holds it.
+     */
+    record SharedFile(
+            StreamStateHandle handle,
+            long length,
+            int crc32c,
+            FlowKVOptions.CheckpointCompression encoding,
+            boolean uploaded) {
 
         /** The reference a later checkpoint puts in its handle instead of uploading again. */
         StreamStateHandle placeholder() {
@@ -38,7 +46,7 @@ final class UploadedFiles {
 
         /** The same file, referred to (not uploaded) by a later checkpoint. */
         SharedFile reused() {
-            return new SharedFile(handle, length, crc32c, false);
+            return new SharedFile(handle, length, crc32c, encoding, false);
         }
     }
 

@@ -74,6 +74,9 @@ class FlowKVIncrementalCheckpointTest {
 
     private FlowKVOptions.FullCheckpointFormat fullFormat =
             FlowKVOptions.FULL_CHECKPOINT_FORMAT.defaultValue();
+
+    private FlowKVOptions.CheckpointCompression compression =
+            FlowKVOptions.CHECKPOINT_COMPRESSION.defaultValue();
     private final List<MockEnvironment> environments = new ArrayList<>();
 
     @AfterEach
@@ -206,6 +209,51 @@ class FlowKVIncrementalCheckpointTest {
     }
 
     @Test
+    void shouldUploadSmallerLz4FramesAndRestoreCheckpointsOfBothEncodings() throws Exception {
+        compression = FlowKVOptions.CheckpointCompression.NONE;
+        FlowKVKeyedStateBackend<Integer> plain = backend(KeyGroupRange.of(0, 127), List.of());
+        Map<String, String> plainModel = new TreeMap<>();
+        write(plain, plainModel, 0, 600, 0);
+        long plainSize = remote(snapshot(plain, 1)).getCheckpointedSize();
+
+        compression = FlowKVOptions.CheckpointCompression.LZ4;
+        FlowKVKeyedStateBackend<Integer> backend = backend(KeyGroupRange.of(0, 127), List.of());
+        Map<String, String> model = new TreeMap<>();
+        write(backend, model, 0, 600, 0);
+        IncrementalRemoteKeyedStateHandle first = remote(snapshot(backend, 1));
+        assertThat(model).isEqualTo(plainModel);
+        assertThat(first.getCheckpointedSize())
+                .as("the same state uploaded as LZ4 frames")
+                .isLessThan(plainSize * 3 / 4);
+        SharedStateRegistry registry = new SharedStateRegistryImpl();
+        first.registerSharedStates(registry, 1);
+
+        // A job restored with compression off reuses the LZ4 uploads and adds plain ones.
+        compression = FlowKVOptions.CheckpointCompression.NONE;
+        FlowKVKeyedStateBackend<Integer> restored =
+                backend(KeyGroupRange.of(0, 127), List.of(first));
+        assertThat(read(restored, 0, 600)).isEqualTo(model);
+        write(restored, model, 10, 40, 1);
+        IncrementalRemoteKeyedStateHandle mixed = remote(snapshot(restored, 2));
+        assertThat(mixed.getSharedState())
+                .anyMatch(f -> f.getHandle() instanceof PlaceholderStreamStateHandle);
+        mixed.registerSharedStates(registry, 2);
+
+        compression = FlowKVOptions.CheckpointCompression.LZ4;
+        assertThat(read(backend(KeyGroupRange.of(0, 127), List.of(mixed)), 0, 600))
+                .isEqualTo(model);
+        assertThat(read(backend(KeyGroupRange.of(0, 63), List.of(mixed)), 0, 600))
+                .isEqualTo(inRange(model, KeyGroupRange.of(0, 63)));
+        registry.close();
+    }
+
+    @Test
+    void shouldNameACorruptUncompressedCheckpointFile() throws Exception {
+        compression = FlowKVOptions.CheckpointCompression.NONE;
+        shouldNameACorruptCheckpointFile();
+    }
+
+    @Test
     void shouldNameACorruptCheckpointFile() throws Exception {
         FlowKVKeyedStateBackend<Integer> backend = backend(KeyGroupRange.of(0, 127), List.of());
         write(backend, new TreeMap<>(), 0, 500, 0);
@@ -279,6 +327,7 @@ class FlowKVIncrementalCheckpointTest {
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
         config.set(FlowKVOptions.FULL_CHECKPOINT_FORMAT, fullFormat);
+        config.set(FlowKVOptions.CHECKPOINT_COMPRESSION, compression);
         FlowKVStateBackend stateBackend =
                 new FlowKVStateBackend().configure(config, getClass().getClassLoader());
         FlowKVKeyedStateBackend<Integer> backend =

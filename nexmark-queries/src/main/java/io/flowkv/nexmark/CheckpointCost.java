@@ -34,7 +34,12 @@ import java.util.Locale;
  * <pre>
  *   CheckpointCost --query q7 --backend flowkv|rocksdb|hashmap --incremental true|false
  *       [--events N] [--rate R] [--max-rate R] [--window 10s] [--interval 2s] [--parallelism P]
+ *       [--set key=value]... [--label name]
  * </pre>
+ *
+ * {@code --set} adds a job configuration option (e.g. {@code
+ * state.backend.flowkv.checkpoint-compression=NONE}); {@code --label} names the run in the summary
+ * row instead of the backend.
  */
 public final class CheckpointCost {
     private CheckpointCost() {}
@@ -52,6 +57,8 @@ public final class CheckpointCost {
         Duration window = Duration.ofSeconds(10);
         Duration interval = Duration.ofSeconds(2);
         int parallelism = 1;
+        Configuration options = new Configuration();
+        String label = null;
         for (int i = 0; i + 1 < args.length; i += 2) {
             String value = args[i + 1];
             switch (args[i]) {
@@ -64,6 +71,15 @@ public final class CheckpointCost {
                 case "--window" -> window = TimeUtils.parseDuration(value);
                 case "--interval" -> interval = TimeUtils.parseDuration(value);
                 case "--parallelism" -> parallelism = Integer.parseInt(value);
+                case "--set" -> {
+                    int eq = value.indexOf('=');
+                    if (eq <= 0) {
+                        throw new IllegalArgumentException(
+                                "--set takes key=value, got '" + value + "'");
+                    }
+                    options.setString(value.substring(0, eq), value.substring(eq + 1));
+                }
+                case "--label" -> label = value;
                 default -> throw new IllegalArgumentException("Unknown option " + args[i]);
             }
         }
@@ -94,6 +110,7 @@ public final class CheckpointCost {
                     CheckpointingOptions.CHECKPOINTS_DIRECTORY,
                     Files.createTempDirectory("checkpoint-cost").toUri().toString());
             conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, interval);
+            conf.addAll(options);
             StreamExecutionEnvironment env =
                     StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(parallelism);
@@ -159,7 +176,7 @@ public final class CheckpointCost {
                 Locale.ROOT,
                 "| %s | %s | %s | %d | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %d |%n",
                 query.id(),
-                backend,
+                label == null ? backend : label,
                 incremental ? "incremental" : "full",
                 steady.size(),
                 median(steady, Row::durationMs),
