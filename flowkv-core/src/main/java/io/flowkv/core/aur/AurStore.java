@@ -29,6 +29,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
@@ -185,8 +186,14 @@ public final class AurStore implements AutoCloseable {
      */
     private long flushedSinceDeath;
 
-    /** The data log {@link #dataSegment} found last: consecutive frames mostly share one. */
-    private LogSegment lastSegment;
+    /**
+     * The data logs sorted by id, for the lookups of every live entry and chain record: ids of
+     * {@link #dataSegments}, ascending, and the logs in the same order. Rebuilt whenever the list
+     * changes ({@link #renumberDataSegments}).
+     */
+    private int[] segmentIds = new int[0];
+
+    private LogSegment[] segmentsById = new LogSegment[0];
 
     private boolean closed;
 
@@ -1093,15 +1100,9 @@ public final class AurStore implements AutoCloseable {
     }
 
     private LogSegment dataSegment(int id) throws IOException {
-        LogSegment last = lastSegment;
-        if (last != null && last.id == id) {
-            return last;
-        }
-        for (LogSegment segment : dataSegments) {
-            if (segment.id == id) {
-                lastSegment = segment;
-                return segment;
-            }
+        LogSegment segment = findDataSegment(id);
+        if (segment != null) {
+            return segment;
         }
         throw new CorruptLogException(
                 directory.resolve(fileName(DATA_PREFIX, id)),
@@ -1746,7 +1747,6 @@ public final class AurStore implements AutoCloseable {
         dataSegments.clear();
         dataSegments.addAll(kept);
         renumberDataSegments();
-        lastSegment = null;
         indexSegments.clear();
         indexSegments.add(c.index);
         stats.addCompaction(c.moved);
@@ -1945,10 +1945,10 @@ public final class AurStore implements AutoCloseable {
             LogSegment segment =
                     segment(in.getInt("data segment id"), DATA_PREFIX, FileType.AUR_DATA_LOG, in);
             dataSegments.add(segment);
-            segment.rank = i;
             segment.reader(io);
             dataTotal += segment.size - LogFileHeader.LENGTH;
         }
+        renumberDataSegments();
         int indexCount = in.getCount("index segment count");
         for (int i = 0; i < indexCount; i++) {
             LogSegment segment =
@@ -2051,20 +2051,30 @@ public final class AurStore implements AutoCloseable {
         }
     }
 
-    /** Sets each data log's {@link LogSegment#rank} to its place in {@link #dataSegments}. */
+    /**
+     * Sets each data log's {@link LogSegment#rank} to its place in {@link #dataSegments} and
+     * rebuilds the lookup by id.
+     */
     private void renumberDataSegments() {
-        for (int i = 0; i < dataSegments.size(); i++) {
-            dataSegments.get(i).rank = i;
+        int n = dataSegments.size();
+        LogSegment[] sorted = new LogSegment[n];
+        for (int i = 0; i < n; i++) {
+            LogSegment segment = dataSegments.get(i);
+            segment.rank = i;
+            sorted[i] = segment;
         }
+        Arrays.sort(sorted, (a, b) -> Integer.compare(a.id, b.id));
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = sorted[i].id;
+        }
+        segmentIds = ids;
+        segmentsById = sorted;
     }
 
     private LogSegment findDataSegment(int id) {
-        for (LogSegment segment : dataSegments) {
-            if (segment.id == id) {
-                return segment;
-            }
-        }
-        return null;
+        int at = Arrays.binarySearch(segmentIds, id);
+        return at >= 0 ? segmentsById[at] : null;
     }
 
     // ---------------------------------------------------------------- accounting
