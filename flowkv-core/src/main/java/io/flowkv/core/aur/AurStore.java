@@ -195,6 +195,9 @@ public final class AurStore implements AutoCloseable {
 
     private LogSegment[] segmentsById = new LogSegment[0];
 
+    /** Whether ids ascend along {@link #dataSegments}: then file order is position order. */
+    private boolean idsFollowOrder = true;
+
     private boolean closed;
 
     private AurStore(AurStoreOptions options, MemoryBudget budget) {
@@ -375,7 +378,7 @@ public final class AurStore implements AutoCloseable {
         }
         evictPrefetched(id);
         removeDirty(id);
-        releaseFrames(id);
+        liveChainRecords -= chainLength(id);
         long disk = table.diskBytes(id);
         if (deadBytes == 0) {
             flushedSinceDeath = 0;
@@ -578,7 +581,6 @@ public final class AurStore implements AutoCloseable {
         writeBuffer.reset();
         flushSeq++;
         liveBytes += flushed;
-        activeData.live += flushed;
         flushedSinceDeath += flushed;
         stats.addFlushed(flushed);
         publishSpace();
@@ -808,6 +810,10 @@ public final class AurStore implements AutoCloseable {
      * do: a compacted log gets a new, higher id than logs written before it.)
      */
     private void sortByFileOrder() throws IOException {
+        if (idsFollowOrder) {
+            PairHeap.sort(entries, ENTRY_POSITION, entryCount);
+            return;
+        }
         for (int i = 0; i < entryCount; i++) {
             long position = entryPosition(i);
             int rank = dataSegment(Positions.segment(position)).rank;
@@ -1299,6 +1305,7 @@ public final class AurStore implements AutoCloseable {
         if (all) {
             return;
         }
+        countLiveBytesFromChains();
         long excess =
                 liveBytes + deadBytes - (long) (liveBytes * (1 + (compactionThreshold - 1) / 2));
         int bestFrom = -1;
@@ -1348,19 +1355,26 @@ public final class AurStore implements AutoCloseable {
     }
 
     /**
-     * Takes a removed window's frames off their data logs' live bytes, if its chain says where they
-     * are (the next index scan counts them exactly anyway).
+     * Sets each data log's {@link LogSegment#live} from the frame chains of the live windows. A
+     * window whose chain the budget broke is not counted: its logs look deader than they are, which
+     * costs a compaction that empties them more copying, never a lost frame (the move itself
+     * follows the index).
      */
-    private void releaseFrames(int id) {
-        long n = 0;
-        for (long r = table.frameHead(id); r >= 0; r = chains.previous(r)) {
-            LogSegment segment = findDataSegment(Positions.segment(chains.position(r)));
-            if (segment != null) {
-                segment.live -= chains.length(r);
-            }
-            n++;
+    private void countLiveBytesFromChains() {
+        for (LogSegment segment : dataSegments) {
+            segment.live = 0;
         }
-        liveChainRecords -= n;
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (!table.inUse(id)) {
+                continue;
+            }
+            for (long r = table.frameHead(id); r >= 0; r = chains.previous(r)) {
+                LogSegment segment = findDataSegment(Positions.segment(chains.position(r)));
+                if (segment != null) {
+                    segment.live += chains.length(r);
+                }
+            }
+        }
     }
 
     private long chainLength(int id) {
@@ -1458,9 +1472,6 @@ public final class AurStore implements AutoCloseable {
     private void forEachLiveIndexEntry(IndexEntryDescriptor e, LiveEntryVisitor visitor)
             throws IOException {
         long scanned = 0;
-        for (LogSegment data : dataSegments) {
-            data.counted = 0;
-        }
         for (LogSegment segment : indexSegments) {
             FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
             while (scanner.next()) {
@@ -1472,14 +1483,10 @@ public final class AurStore implements AutoCloseable {
                     at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
                     int id = liveId(e);
                     if (id != NO_ID) {
-                        dataSegment(Positions.segment(e.position)).counted += e.frameLength;
                         visitor.visit(id);
                     }
                 }
             }
-        }
-        for (LogSegment data : dataSegments) {
-            data.live = data.counted;
         }
         stats.addIndexScan(scanned);
     }
@@ -1696,7 +1703,6 @@ public final class AurStore implements AutoCloseable {
             }
             dataChannel.close();
             data.size = dataSize;
-            data.live = moved;
             index.size = writer.size();
         }
 
@@ -2032,7 +2038,6 @@ public final class AurStore implements AutoCloseable {
                     int id = liveId(e);
                     if (id != NO_ID) {
                         table.setScanned(id, table.scanned(id) + e.frameLength);
-                        data.live += e.frameLength;
                         extendChain(id, e.position, e.frameLength);
                     }
                 }
@@ -2070,6 +2075,11 @@ public final class AurStore implements AutoCloseable {
         }
         segmentIds = ids;
         segmentsById = sorted;
+        boolean ascending = true;
+        for (int i = 1; i < n; i++) {
+            ascending &= dataSegments.get(i - 1).id < dataSegments.get(i).id;
+        }
+        idsFollowOrder = ascending;
     }
 
     private LogSegment findDataSegment(int id) {

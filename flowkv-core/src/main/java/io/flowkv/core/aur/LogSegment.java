@@ -20,15 +20,10 @@ final class LogSegment implements AutoCloseable {
     long size;
 
     /**
-     * Data logs: bytes of live frames in it (headers included) as last known. Exact after every
-     * full index scan; between scans a removed window subtracts its frames when its frame chain is
-     * intact, so the figure may be high (never low), which only makes the segment look less worth
-     * compacting than it is.
+     * Data logs: bytes of live frames in it (headers included), counted from the frame chains by a
+     * compaction choosing the logs to empty.
      */
     long live;
-
-    /** Live bytes counted by the index scan now running. */
-    long counted;
 
     /** Data logs: place in the store's order of data logs (write order of their frames). */
     int rank;
