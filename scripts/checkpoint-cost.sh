@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checkpoint cost of NEXMark Q7 on an embedded MiniCluster: FlowKV incremental (uploads compressed,
-# the default, and uncompressed), FlowKV full and RocksDB incremental, one run each. Prints each run's per-checkpoint CSV and a markdown summary
-# row (the table of docs/benchmarks/checkpoints.md). Extra arguments go to every run, e.g.
+# the default, and uncompressed), FlowKV full and RocksDB incremental, one run each. Prints each
+# run's per-checkpoint CSV and a markdown summary row (the table of docs/benchmarks/checkpoints.md).
+# Extra arguments go to every run, e.g.
 #   scripts/checkpoint-cost.sh --events 6000000 --max-rate 60000 --interval 2s
 # NEXMARK_HEAP overrides the JVM heap (default 2g). Builds nexmark-queries when needed.
 set -euo pipefail

@@ -23,6 +23,7 @@ import net.jpountz.lz4.LZ4FrameInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -362,7 +363,7 @@ final class FlowKVIncrementalRestoreOperation<K> {
                     OutputStream out = Files.newOutputStream(target)) {
                 InputStream decoded = lz4 ? lz4Frame(in, source, entry) : in;
                 int n;
-                while ((n = read(decoded, buffer, lz4, source, entry)) >= 0) {
+                while ((n = decoded.read(buffer)) >= 0) {
                     crc.update(buffer, 0, n);
                     out.write(buffer, 0, n);
                     length += n;
@@ -415,31 +416,26 @@ final class FlowKVIncrementalRestoreOperation<K> {
         }
     }
 
+    /** {@code in} decoded as one LZ4 frame; a frame that does not decode fails as corrupt. */
     private static InputStream lz4Frame(
             InputStream in, FileSource source, CheckpointMetadata.FileEntry entry)
             throws IOException {
+        InputStream frame;
         try {
-            return new LZ4FrameInputStream(in);
+            frame = new LZ4FrameInputStream(in);
         } catch (IOException | RuntimeException e) {
             throw corruptFrame(source, entry, e);
         }
-    }
-
-    private static int read(
-            InputStream in,
-            byte[] buffer,
-            boolean lz4,
-            FileSource source,
-            CheckpointMetadata.FileEntry entry)
-            throws IOException {
-        if (!lz4) {
-            return in.read(buffer);
-        }
-        try {
-            return in.read(buffer);
-        } catch (IOException | RuntimeException e) {
-            throw corruptFrame(source, entry, e);
-        }
+        return new FilterInputStream(frame) {
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                try {
+                    return super.read(b, off, len);
+                } catch (IOException | RuntimeException e) {
+                    throw corruptFrame(source, entry, e);
+                }
+            }
+        };
     }
 
     private static CorruptUploadException corruptFrame(

@@ -587,8 +587,7 @@ public final class AurStore implements AutoCloseable {
         if (shouldCompactWithoutRead()) {
             // Compaction normally rides on a miss's index scan; a store whose windows are
             // removed without being read must not grow without bound either.
-            entryCount = 0;
-            scanIndex(Reclaim.DEADEST, ++batchStamp);
+            compact(Reclaim.DEADEST);
         } else {
             copyChainsIfMostlyDead();
         }
@@ -1221,8 +1220,13 @@ public final class AurStore implements AutoCloseable {
     /** Moves every live data frame to a new data log and rewrites the index log, now. */
     public void compact() throws IOException {
         checkOpen();
+        compact(Reclaim.ALL);
+    }
+
+    /** An index scan for compaction alone, collecting no window. */
+    private void compact(Reclaim reclaim) throws IOException {
         entryCount = 0;
-        scanIndex(Reclaim.ALL, ++batchStamp);
+        scanIndex(reclaim, ++batchStamp);
     }
 
     /** What an index scan reclaims. */
@@ -1728,27 +1732,23 @@ public final class AurStore implements AutoCloseable {
         indexWriter = c.writer;
         activeIndex = c.index;
         writerFault = false;
-        boolean keepCompacted = c.dataSize > LogFileHeader.LENGTH;
+        // Frames moved only out of victims with frames, so a compacted log with any takes the
+        // place of the first of them: the run it empties.
+        boolean toPlace = c.dataSize > LogFileHeader.LENGTH;
         List<LogSegment> kept = new ArrayList<>(dataSegments.size());
-        long dataBytes = keepCompacted ? c.dataSize - LogFileHeader.LENGTH : 0;
+        long dataBytes = toPlace ? c.dataSize - LogFileHeader.LENGTH : 0;
+        IOException failure = toPlace ? null : delete(c.data.path, null);
         for (LogSegment segment : dataSegments) {
             if (!segment.victim) {
                 kept.add(segment);
                 dataBytes += segment.size - LogFileHeader.LENGTH;
                 continue;
             }
-            if (keepCompacted && segment.size > LogFileHeader.LENGTH) {
-                // The compacted log takes the place of the run it empties.
-                keepCompacted = false;
+            if (toPlace && segment.size > LogFileHeader.LENGTH) {
+                toPlace = false;
                 kept.add(c.data);
             }
             oldData.add(segment);
-        }
-        IOException failure = null;
-        if (keepCompacted) {
-            kept.add(0, c.data);
-        } else if (!kept.contains(c.data)) {
-            failure = delete(c.data.path, failure);
         }
         dataSegments.clear();
         dataSegments.addAll(kept);
