@@ -231,7 +231,7 @@ public final class StoreBench {
         Path runDir = dir.resolve(backend.id() + "-" + pattern.id() + "-" + runCounter++);
         Directories.deleteRecursively(runDir);
         System.gc();
-        try (StoreUnderTest target = Targets.open(backend, pattern, config.withDirectory(runDir))) {
+        try (Target target = Target.open(backend, pattern, config.withDirectory(runDir))) {
             return runner.run(trace, target);
         } finally {
             Directories.deleteRecursively(runDir);

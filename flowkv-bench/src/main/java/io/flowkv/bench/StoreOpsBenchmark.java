@@ -53,7 +53,7 @@ public class StoreOpsBenchmark {
 
     private Trace trace;
     private Path root;
-    private StoreUnderTest target;
+    private Target target;
     private final TraceRunner runner = new TraceRunner();
     private int position;
 
@@ -76,7 +76,7 @@ public class StoreOpsBenchmark {
         trace = TraceGenerator.generate(TraceSpec.of(p, size, TraceSpec.DEFAULT_SEED));
         root = Files.createTempDirectory("flowkv-jmh-");
         target =
-                Targets.open(
+                Target.open(
                         b,
                         p,
                         new TargetConfig(root, budgetMb * 1024L * 1024L, Double.NaN, Double.NaN));
@@ -86,7 +86,7 @@ public class StoreOpsBenchmark {
     @Benchmark
     public long batch(Ops ops) throws IOException {
         int to = Math.min(trace.size(), position + BATCH);
-        ops.ops += runner.replay(trace, target, position, to);
+        ops.ops += runner.replay(trace, target.store(), position, to);
         position = to == trace.size() ? 0 : to;
         return position;
     }

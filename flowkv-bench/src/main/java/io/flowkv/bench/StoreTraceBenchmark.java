@@ -49,7 +49,7 @@ public class StoreTraceBenchmark {
 
     private Trace trace;
     private Path root;
-    private StoreUnderTest target;
+    private Target target;
     private final TraceRunner runner = new TraceRunner();
     private int invocation;
 
@@ -69,7 +69,7 @@ public class StoreTraceBenchmark {
                         budgetMb * 1024L * 1024L,
                         Double.NaN,
                         Double.NaN);
-        target = Targets.open(Backend.parse(backend), trace.pattern(), config);
+        target = Target.open(Backend.parse(backend), trace.pattern(), config);
     }
 
     @Benchmark

@@ -219,7 +219,7 @@ public final class TraceGenerator {
         void fire(Trace.Builder trace, byte read, long window) {
             long[] byGroup = new long[size];
             for (int i = 0; i < size; i++) {
-                byGroup[i] = (long) RocksDbTarget.keyGroup(order[i]) << 32 | i;
+                byGroup[i] = (long) RocksDbStore.keyGroup(order[i]) << 32 | i;
             }
             Arrays.sort(byGroup);
             for (long entry : byGroup) {

@@ -1,14 +1,18 @@
 package io.flowkv.bench;
 
+import io.flowkv.core.ListStore;
+import io.flowkv.core.Store;
 import io.flowkv.core.StoreStats;
+import io.flowkv.core.TriggerTimes;
 import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.ValueStore;
 
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.zip.CRC32C;
 
 /**
- * Replays a {@link Trace} against one {@link StoreUnderTest}. Keys, windows and values are rebuilt
+ * Replays a {@link Trace} against one {@link Target}'s store. Keys, windows and values are rebuilt
  * from the trace into reused scratch arrays, so the replay itself allocates nothing and costs every
  * target the same. Everything read is folded into a checksum: equal checksums mean the targets
  * returned the same bytes in the same order.
@@ -62,17 +66,18 @@ public final class TraceRunner {
         }
     }
 
-    public Result run(Trace trace, StoreUnderTest target) throws IOException {
+    public Result run(Trace trace, Target target) throws IOException {
         reset(trace);
         long peakDisk = 0;
         int chunk = Math.max(1, trace.size / DISK_SAMPLES);
         long elapsed = 0;
         for (int from = 0; from < trace.size; from += chunk) {
             long start = System.nanoTime();
-            replay(trace, target, from, Math.min(trace.size, from + chunk));
+            replay(trace, target.store(), from, Math.min(trace.size, from + chunk));
             elapsed += System.nanoTime() - start;
             peakDisk = Math.max(peakDisk, target.diskBytes());
         }
+        StoreStats stats = target.store().stats();
         long sum =
                 (crc.getValue() * 0x9E3779B97F4A7C15L + valuesRead) * 0x9E3779B97F4A7C15L
                         + bytesRead;
@@ -83,9 +88,9 @@ public final class TraceRunner {
                 valuesRead,
                 bytesRead,
                 peakDisk,
-                target.hitRatio(),
-                target.readAmplification(),
-                target.stats());
+                stats.hitRatio(),
+                stats.readAmplification(),
+                stats);
     }
 
     /** Clears the checksum and counters before a replay of {@code trace}. */
@@ -103,7 +108,10 @@ public final class TraceRunner {
      * its stores empty (every window fired and cleared), so replaying it again from the start on
      * the same store is valid.
      */
-    public long replay(Trace trace, StoreUnderTest target, int from, int to) throws IOException {
+    public long replay(Trace trace, Store store, int from, int to) throws IOException {
+        ListStore lists = store instanceof ListStore l ? l : null;
+        ValueStore values = store instanceof ValueStore v ? v : null;
+        TriggerTimes triggers = store instanceof TriggerTimes t ? t : null;
         long ops = 0;
         for (int i = from; i < to; i++) {
             encodeKey(trace.keys[i]);
@@ -111,12 +119,16 @@ public final class TraceRunner {
             switch (trace.ops[i]) {
                 case Trace.APPEND -> {
                     fill(value, i);
-                    target.appendList(key, window, value, trace.times[i]);
+                    lists.append(key, window, value, trace.times[i]);
                     ops++;
                 }
-                case Trace.TRIGGER -> target.setTriggerTime(key, window, trace.times[i]);
+                case Trace.TRIGGER -> {
+                    if (triggers != null) {
+                        triggers.setTriggerTime(key, window, trace.times[i]);
+                    }
+                }
                 case Trace.GET_LIST -> {
-                    if (!target.getList(key, window, checksum)) {
+                    if (!lists.get(key, window, checksum)) {
                         throw new IllegalStateException(
                                 "no list at op " + i + " of a fired window");
                     }
@@ -124,18 +136,22 @@ public final class TraceRunner {
                     ops++;
                 }
                 case Trace.GET_VALUE -> {
-                    if (!target.get(key, window, checksum)) {
+                    if (!values.get(key, window, checksum)) {
                         throw new IllegalStateException(
                                 "no value at op " + i + " of a fired window");
                     }
                     ops++;
                 }
                 case Trace.REMOVE -> {
-                    target.removeKey(key, window);
+                    if (lists != null) {
+                        lists.remove(key, window);
+                    } else {
+                        values.remove(key, window);
+                    }
                     ops++;
                 }
                 case Trace.UPDATE -> {
-                    update(target, i, trace.keys[i]);
+                    update(values, i, trace.keys[i]);
                     ops += 2;
                 }
                 default -> throw new IllegalStateException("unknown op " + trace.ops[i]);
@@ -145,7 +161,7 @@ public final class TraceRunner {
     }
 
     /** An aggregating state's add(): read the accumulator, fold the event in, write it back. */
-    private void update(StoreUnderTest target, int op, int k) throws IOException {
+    private void update(ValueStore target, int op, int k) throws IOException {
         int length = Trace.aggregateLength(k);
         aggregate = aggregates[length];
         if (aggregate == null) {

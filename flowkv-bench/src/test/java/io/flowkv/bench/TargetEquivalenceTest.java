@@ -33,7 +33,7 @@ class TargetEquivalenceTest {
         for (Backend backend : Backend.values()) {
             TargetConfig config =
                     new TargetConfig(dir.resolve(backend.id()), BUDGET, Double.NaN, Double.NaN);
-            try (StoreUnderTest target = Targets.open(backend, pattern, config)) {
+            try (Target target = Target.open(backend, pattern, config)) {
                 results.put(backend, runner.run(trace, target));
             }
         }

@@ -17,7 +17,7 @@ public final class Jitter {
     private final double spread;
 
     public Jitter(long seed, double spread) {
-        Checks.checkRange("jitter spread", spread, 0.0, true, 0.9);
+        Checks.checkRange("jitterSpread", spread, 0.0, true, 0.9);
         this.random = new SplittableRandom(seed);
         this.spread = spread;
     }

@@ -1,9 +1,5 @@
 package io.flowkv.flink;
 
-import io.flowkv.core.EntryVisitor;
-import io.flowkv.core.SealedStore;
-import io.flowkv.core.StoreStats;
-import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.aar.AarStore;
 import io.flowkv.core.aar.AarStoreOptions;
 import io.flowkv.core.memory.MemoryBudget;
@@ -61,7 +57,8 @@ final class AarStateStorage extends ListStorage<AarStore> {
                                                                         - first)
                                                         * n
                                                         / groups))
-                        .writeBufferBytes(settings.writeBufferBytes(budget.capacity(), 2))
+                        .writeBufferBytes(
+                                new StoreSizing(settings, budget.capacity()).aarWriteBuffer())
                         .jitterSeed(seed)
                         .build();
         instances.add(
@@ -75,48 +72,8 @@ final class AarStateStorage extends ListStorage<AarStore> {
         return StorePattern.AAR;
     }
 
-    @Override
-    public void append(byte[] key, byte[] namespace, byte[] element) throws IOException {
-        instanceFor(key).append(key, namespace, element);
-    }
-
-    @Override
-    public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException {
-        return instanceFor(key).get(key, namespace, out);
-    }
-
-    @Override
-    public void remove(byte[] key, byte[] namespace) throws IOException {
-        instanceFor(key).remove(key, namespace);
-    }
-
     /** Windows with live or not yet deleted data. */
     int windowCount() {
         return instances.get(0).windowCount();
-    }
-
-    @Override
-    protected long memoryOf(AarStore instance) {
-        return instance.memoryUsed();
-    }
-
-    @Override
-    protected StoreStats statsOf(AarStore instance) {
-        return instance.stats();
-    }
-
-    @Override
-    protected void forEachIn(AarStore instance, EntryVisitor visitor) throws IOException {
-        instance.forEach(visitor);
-    }
-
-    @Override
-    protected SealedStore sealIn(AarStore instance) throws IOException {
-        return instance.seal(false);
-    }
-
-    @Override
-    protected void flushIn(AarStore instance) throws IOException {
-        instance.flush();
     }
 }

@@ -1,9 +1,5 @@
 package io.flowkv.flink;
 
-import io.flowkv.core.EntryVisitor;
-import io.flowkv.core.SealedStore;
-import io.flowkv.core.StoreStats;
-import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.aur.AurStore;
 import io.flowkv.core.aur.AurStoreOptions;
 import io.flowkv.core.aur.TriggerTimePredictor;
@@ -33,6 +29,7 @@ final class AurStateStorage extends ListStorage<AurStore> {
             throws IOException {
         super(dir, keyGroupPrefixBytes);
         int n = instanceCount(manifests, settings.partitions());
+        StoreSizing sizing = new StoreSizing(settings, budget.capacity());
         openInstances(
                 n,
                 i -> {
@@ -42,14 +39,9 @@ final class AurStateStorage extends ListStorage<AurStore> {
                                     .readBatchRatio(settings.readBatchRatio())
                                     .predictor(predictor)
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
-                                    .writeBufferLimit(
-                                            settings.writeBufferBytes(budget.capacity(), 2 * n))
-                                    .prefetchBufferLimit(
-                                            Math.max(1 << 20, budget.capacity() / (4L * n)))
-                                    .statCacheBytes(
-                                            Math.max(
-                                                    AurStoreOptions.MIN_STAT_CACHE_BYTES,
-                                                    settings.indexCacheBytes(budget.capacity(), n)))
+                                    .writeBufferBytes(sizing.aurWriteBuffer(n))
+                                    .prefetchBufferLimit(sizing.aurPrefetchBuffer(n))
+                                    .statCacheBytes(sizing.aurStatCache(n))
                                     .jitterSeed(seed * 1_000_003L + i)
                                     .build();
                     return manifests == null
@@ -61,21 +53,6 @@ final class AurStateStorage extends ListStorage<AurStore> {
     @Override
     public StorePattern pattern() {
         return StorePattern.AUR;
-    }
-
-    @Override
-    public void append(byte[] key, byte[] namespace, byte[] element) throws IOException {
-        instanceFor(key).append(key, namespace, element, NO_TIMESTAMP);
-    }
-
-    @Override
-    public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException {
-        return instanceFor(key).get(key, namespace, out);
-    }
-
-    @Override
-    public void remove(byte[] key, byte[] namespace) {
-        instanceFor(key).remove(key, namespace);
     }
 
     @Override
@@ -96,30 +73,5 @@ final class AurStateStorage extends ListStorage<AurStore> {
     @Override
     public void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {
         instanceFor(key).withdrawTriggerTime(key, namespace, timerTime);
-    }
-
-    @Override
-    protected long memoryOf(AurStore instance) {
-        return instance.memoryUsed();
-    }
-
-    @Override
-    protected StoreStats statsOf(AurStore instance) {
-        return instance.stats();
-    }
-
-    @Override
-    protected void forEachIn(AurStore instance, EntryVisitor visitor) throws IOException {
-        instance.forEach(visitor);
-    }
-
-    @Override
-    protected SealedStore sealIn(AurStore instance) throws IOException {
-        return instance.seal(false);
-    }
-
-    @Override
-    protected void flushIn(AurStore instance) throws IOException {
-        instance.flush();
     }
 }

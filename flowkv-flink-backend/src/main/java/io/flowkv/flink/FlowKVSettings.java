@@ -1,7 +1,5 @@
 package io.flowkv.flink;
 
-import io.flowkv.core.index.PagedHashIndex;
-
 import java.io.Serializable;
 import java.util.List;
 import java.util.Map;
@@ -29,8 +27,8 @@ record FlowKVSettings(
         Set<FlowKVMetrics.Group> metricGroups)
         implements Serializable {
     /**
-     * {@code writeBufferBytes} or {@code indexCacheBytes} unset: derive from the budget; {@code
-     * timerHeapLimit} unset: derive from the JVM heap.
+     * {@code writeBufferBytes} or {@code indexCacheBytes} unset: derived from the budget by {@link
+     * StoreSizing}; {@code timerHeapLimit} unset: derived from the JVM heap.
      */
     static final long DERIVED = -1;
 
@@ -40,26 +38,6 @@ record FlowKVSettings(
         triggerTimePredictors =
                 triggerTimePredictors == null ? Map.of() : Map.copyOf(triggerTimePredictors);
         metricGroups = metricGroups == null ? Set.of() : Set.copyOf(metricGroups);
-    }
-
-    /** The write buffer of one store instance when the budget is shared by {@code stores}. */
-    long writeBufferBytes(long budgetBytes, int stores) {
-        if (writeBufferBytes != DERIVED) {
-            return writeBufferBytes;
-        }
-        // Half of the budget for write buffers, the rest for read-side buffers, indexes and I/O.
-        return Math.max(64 * 1024, budgetBytes / 2 / Math.max(1, stores));
-    }
-
-    /**
-     * The index page cache of one RMW store instance when {@code instances} share the budget: a
-     * quarter of it for a state's indexes, never below the least an index works with.
-     */
-    long indexCacheBytes(long budgetBytes, int instances) {
-        if (indexCacheBytes != DERIVED) {
-            return indexCacheBytes;
-        }
-        return Math.max(PagedHashIndex.MIN_CACHE_BYTES, budgetBytes / 4 / Math.max(1, instances));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
+import io.flowkv.core.Store;
 import io.flowkv.core.StoreStats;
 
 import java.io.IOException;
@@ -14,7 +15,7 @@ import java.util.List;
  * compacts its share on its own (FlowKV paper §3: m instances per operator). The key group is the
  * first bytes of every store key; {@code keyGroup % instances} picks the instance.
  */
-abstract class PartitionedStorage<S extends AutoCloseable> implements StateStorage {
+abstract class PartitionedStorage<S extends Store> implements StateStorage {
     protected final List<S> instances = new ArrayList<>();
     private final Path directory;
     private final int keyGroupPrefixBytes;
@@ -64,14 +65,10 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
         }
     }
 
-    protected abstract void forEachIn(S instance, EntryVisitor visitor) throws IOException;
-
-    protected abstract void flushIn(S instance) throws IOException;
-
     @Override
     public void flush() throws IOException {
         for (S instance : instances) {
-            flushIn(instance);
+            instance.flush();
         }
     }
 
@@ -82,16 +79,14 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
 
     @Override
     public void flushPart(int part) throws IOException {
-        flushIn(instances.get(part));
+        instances.get(part).flush();
     }
-
-    protected abstract SealedStore sealIn(S instance) throws IOException;
 
     @Override
     public List<SealedStore> seal() throws IOException {
         List<SealedStore> sealed = new ArrayList<>(instances.size());
         for (S instance : instances) {
-            sealed.add(sealIn(instance));
+            sealed.add(instance.seal(false));
         }
         return sealed;
     }
@@ -101,15 +96,11 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
         return manifests == null ? fresh : manifests.size();
     }
 
-    protected abstract StoreStats statsOf(S instance);
-
-    protected abstract long memoryOf(S instance);
-
     @Override
     public long memoryUsed() {
         long bytes = 0;
         for (S instance : instances) {
-            bytes += memoryOf(instance);
+            bytes += instance.memoryUsed();
         }
         return bytes;
     }
@@ -118,7 +109,7 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
     public List<StoreStats> stats() {
         List<StoreStats> out = new ArrayList<>(instances.size());
         for (S instance : instances) {
-            out.add(statsOf(instance));
+            out.add(instance.stats());
         }
         return out;
     }
@@ -126,7 +117,7 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
     @Override
     public void forEach(EntryVisitor visitor) throws IOException {
         for (S instance : instances) {
-            forEachIn(instance, visitor);
+            instance.forEach(visitor);
         }
     }
 
@@ -136,7 +127,7 @@ abstract class PartitionedStorage<S extends AutoCloseable> implements StateStora
         for (S instance : instances) {
             try {
                 instance.close();
-            } catch (Exception e) {
+            } catch (IOException | RuntimeException e) {
                 IOException io = e instanceof IOException ? (IOException) e : new IOException(e);
                 if (first == null) {
                     first = io;

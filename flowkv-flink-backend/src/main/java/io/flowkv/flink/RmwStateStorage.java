@@ -1,8 +1,6 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
-import io.flowkv.core.SealedStore;
-import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.rmw.RmwStore;
@@ -55,6 +53,7 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
         this.pattern = pattern;
         this.list = list;
         int n = instanceCount(manifests, settings.partitions());
+        StoreSizing sizing = new StoreSizing(settings, budget.capacity());
         openInstances(
                 n,
                 i -> {
@@ -62,9 +61,8 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
                             RmwStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
                                     .fileIo(StoreFileIo.current())
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
-                                    .writeBufferBytes(
-                                            settings.writeBufferBytes(budget.capacity(), 4 * n))
-                                    .indexCacheBytes(settings.indexCacheBytes(budget.capacity(), n))
+                                    .writeBufferBytes(sizing.rmwWriteBuffer(n))
+                                    .indexCacheBytes(sizing.rmwIndexCache(n))
                                     .jitterSeed(seed * 1_000_003L + i)
                                     .build();
                     return manifests == null
@@ -183,22 +181,20 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
     }
 
     @Override
-    protected long memoryOf(RmwStore instance) {
-        return instance.memoryUsed();
-    }
-
-    @Override
-    protected StoreStats statsOf(RmwStore instance) {
-        return instance.stats();
-    }
-
-    @Override
-    protected void forEachIn(RmwStore instance, EntryVisitor visitor) throws IOException {
+    public void forEach(EntryVisitor visitor) throws IOException {
         if (!list) {
-            instance.forEach(visitor);
+            super.forEach(visitor);
             return;
         }
-        // Every list once, from its tail record: its chunks are read by key, in order.
+        for (RmwStore instance : instances) {
+            forEachList(instance, visitor);
+        }
+    }
+
+    /**
+     * Every list of one instance once, from its tail record: its chunks are read by key, in order.
+     */
+    private void forEachList(RmwStore instance, EntryVisitor visitor) throws IOException {
         try {
             instance.forEach(
                     (key, name, value, offset, length) -> {
@@ -222,16 +218,6 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
         } catch (UncheckedIOException e) {
             throw e.getCause();
         }
-    }
-
-    @Override
-    protected SealedStore sealIn(RmwStore instance) throws IOException {
-        return instance.seal(false);
-    }
-
-    @Override
-    protected void flushIn(RmwStore instance) throws IOException {
-        instance.flush();
     }
 
     private void requireList() {

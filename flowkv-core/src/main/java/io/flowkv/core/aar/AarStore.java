@@ -3,6 +3,7 @@ package io.flowkv.core.aar;
 import io.flowkv.core.Checks;
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.Jitter;
+import io.flowkv.core.ListStore;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
@@ -45,7 +46,7 @@ import static io.flowkv.core.log.IoFailures.chain;
  *
  * <p>Single writer thread; no locks.
  */
-public final class AarStore implements AutoCloseable {
+public final class AarStore implements ListStore {
     private static final String MANIFEST_SUFFIX = ".manifest";
 
     /**
@@ -190,8 +191,12 @@ public final class AarStore implements AutoCloseable {
         }
     }
 
-    /** Adds {@code value} to the list of {@code key} in {@code window}. */
-    public void append(byte[] key, byte[] window, byte[] value) throws IOException {
+    /**
+     * Adds {@code value} to the list of {@code key} in {@code window}. The timestamp is not used:
+     * the windows are read when the engine says, never ahead of it.
+     */
+    @Override
+    public void append(byte[] key, byte[] window, byte[] value, long timestamp) throws IOException {
         checkOpen();
         Checks.checkNotNull("key", key);
         Checks.checkNotNull("window", window);
@@ -250,6 +255,7 @@ public final class AarStore implements AutoCloseable {
      * Passes the values of {@code key} in {@code window} to {@code consumer} in append order;
      * returns false if there are none. Does not remove anything.
      */
+    @Override
     public boolean get(byte[] key, byte[] window, ValueConsumer consumer) throws IOException {
         checkOpen();
         Checks.checkNotNull("key", key);
@@ -289,6 +295,7 @@ public final class AarStore implements AutoCloseable {
      * Clears the list of {@code key} in {@code window}. Values appended later form a new list.
      * Deletes the window partition's files once none of its keys is left.
      */
+    @Override
     public void remove(byte[] key, byte[] window) throws IOException {
         checkOpen();
         Checks.checkNotNull("key", key);
@@ -417,6 +424,7 @@ public final class AarStore implements AutoCloseable {
      * Appends every buffered chain to its window partition's segment. If a write fails, the chains
      * not yet written stay buffered and the failing segment is rolled back: a later flush retries.
      */
+    @Override
     public void flush() throws IOException {
         checkOpen();
         if (buffer.usedBytes() == 0) {
@@ -468,6 +476,7 @@ public final class AarStore implements AutoCloseable {
     }
 
     /** Visits every live value, flushed and buffered (for snapshots). */
+    @Override
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
         Checks.checkNotNull("visitor", visitor);
@@ -489,15 +498,10 @@ public final class AarStore implements AutoCloseable {
     /**
      * Flushes, syncs and closes every open segment (later appends go to new ones, so the listed
      * files stay immutable) and writes a manifest naming them. The store stays usable.
+     *
+     * <p>Fsyncs the files and the manifest only when {@code durable}; see {@link SealedStore}.
      */
-    public SealedStore seal() throws IOException {
-        return seal(true);
-    }
-
-    /**
-     * {@link #seal()}, fsyncing the segments and the manifest only when {@code durable}. See {@link
-     * SealedStore} for when a seal need not be durable.
-     */
+    @Override
     public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
         flush();
@@ -526,11 +530,13 @@ public final class AarStore implements AutoCloseable {
         return new SealedStore(manifest, sealed);
     }
 
+    @Override
     public StoreStats stats() {
         return stats;
     }
 
     /** Bytes this store holds from its budget. */
+    @Override
     public long memoryUsed() {
         return buffer.reservedBytes()
                 + buffer.chainIndexBytes()

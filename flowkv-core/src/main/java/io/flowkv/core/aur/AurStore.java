@@ -3,8 +3,10 @@ package io.flowkv.core.aur;
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.Jitter;
+import io.flowkv.core.ListStore;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
+import io.flowkv.core.TriggerTimes;
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.index.PagedRecords;
 import io.flowkv.core.log.FileIo;
@@ -79,7 +81,7 @@ import static io.flowkv.core.log.IoFailures.deleteQuietly;
  * <p>Single writer thread, no locks. Every byte held in memory is charged to the {@link
  * MemoryBudget}; a refusal flushes the write buffer and drops prefetched windows.
  */
-public final class AurStore implements AutoCloseable {
+public final class AurStore implements ListStore, TriggerTimes {
     static final String DATA_PREFIX = "aur-data-";
     static final String INDEX_PREFIX = "aur-index-";
     static final String MANIFEST_PREFIX = "aur-manifest-";
@@ -207,7 +209,7 @@ public final class AurStore implements AutoCloseable {
         this.directory = options.directory();
         this.predictor = options.predictor();
         Jitter jitter = options.newJitter();
-        this.writeBufferLimit = jitter.scale(options.writeBufferLimit());
+        this.writeBufferLimit = jitter.scale(options.writeBufferBytes());
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
         this.table = new WindowStatTable(budget, io, directory, options.statCacheBytes() / 4 * 3);
         int chunk = (int) Math.min(64 * 1024, Math.max(1024, writeBufferLimit / 4));
@@ -272,6 +274,7 @@ public final class AurStore implements AutoCloseable {
      * Appends {@code value} to the (key, state window). For session windows the state window is the
      * first window of the session; it stays the same while the session grows and merges.
      */
+    @Override
     public void append(byte[] key, byte[] window, byte[] value, long timestamp) throws IOException {
         checkOpen();
         int length = value.length;
@@ -315,6 +318,7 @@ public final class AurStore implements AutoCloseable {
      * TriggerTimePredictor#UNKNOWN} means "no idea". A window not yet in the store gets a stat
      * entry (timers may be registered before the first element); {@link #remove} drops it.
      */
+    @Override
     public void setTriggerTime(byte[] key, byte[] window, long ett) {
         checkOpen();
         int id = table.find(key, window);
@@ -331,6 +335,7 @@ public final class AurStore implements AutoCloseable {
      * trigger time. Windows the store does not hold are ignored (a timer may outlive the data it
      * would read). An explicit ETT the reads have already passed is replaced, a later one lowered.
      */
+    @Override
     public void offerTriggerTime(byte[] key, byte[] window, long timerTime) {
         checkOpen();
         int id = table.find(key, window);
@@ -349,6 +354,7 @@ public final class AurStore implements AutoCloseable {
     }
 
     /** The window's timer at {@code timerTime} was deleted: if it was the ETT, the ETT is gone. */
+    @Override
     public void withdrawTriggerTime(byte[] key, byte[] window, long timerTime) {
         checkOpen();
         int id = table.find(key, window);
@@ -363,6 +369,7 @@ public final class AurStore implements AutoCloseable {
     }
 
     /** The window's current ETT, or {@link TriggerTimePredictor#UNKNOWN}. */
+    @Override
     public long triggerTime(byte[] key, byte[] window) {
         checkOpen();
         int id = table.find(key, window);
@@ -370,6 +377,7 @@ public final class AurStore implements AutoCloseable {
     }
 
     /** Drops every value of the window; its flushed bytes become dead (reclaimed by compaction). */
+    @Override
     public void remove(byte[] key, byte[] window) {
         checkOpen();
         int id = table.find(key, window);
@@ -504,6 +512,7 @@ public final class AurStore implements AutoCloseable {
      * entry. If a write fails, both logs are rolled back and the write buffer is kept whole, so a
      * later flush writes it again.
      */
+    @Override
     public void flush() throws IOException {
         checkOpen();
         if (dirtyCount == 0) {
@@ -683,6 +692,7 @@ public final class AurStore implements AutoCloseable {
      * Passes the window's values to {@code consumer}: flushed ones first, then those still in the
      * write buffer, each group in append order. Returns false if the window has no value.
      */
+    @Override
     public boolean get(byte[] key, byte[] window, ValueConsumer consumer) throws IOException {
         checkOpen();
         int id = table.find(key, window);
@@ -1804,6 +1814,7 @@ public final class AurStore implements AutoCloseable {
     // ---------------------------------------------------------------- iteration, seal, restore
 
     /** Visits every live value: per window the flushed ones, then those in the write buffer. */
+    @Override
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
         IndexEntryDescriptor e = new IndexEntryDescriptor();
@@ -1847,15 +1858,10 @@ public final class AurStore implements AutoCloseable {
     /**
      * Flushes, syncs and closes the current logs (later writes go to new files) and writes a
      * manifest listing every log with its length and the stat table.
+     *
+     * <p>Fsyncs the files and the manifest only when {@code durable}; see {@link SealedStore}.
      */
-    public SealedStore seal() throws IOException {
-        return seal(true);
-    }
-
-    /**
-     * {@link #seal()}, fsyncing the logs and the manifest only when {@code durable}. See {@link
-     * SealedStore} for when a seal need not be durable.
-     */
+    @Override
     public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
         flush();
@@ -2089,6 +2095,7 @@ public final class AurStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- accounting
 
+    @Override
     public StoreStats stats() {
         return stats;
     }
@@ -2132,6 +2139,7 @@ public final class AurStore implements AutoCloseable {
         return prefetchUsed;
     }
 
+    @Override
     public long memoryUsed() {
         if (closed) {
             return 0;

@@ -18,8 +18,10 @@
  *  +------------------------------+   |     where their frames are: O(their frames), no scan
  *  | index log [k,w,pos,len,seq]..|---+ (5') a broken chain (budget) or (7) space amplification
  *  +------------------------------+         > MSA (and the store still grows): ONE scan of the
- *                 |                          index log; (7) moves every live frame to a new data
- *                 |                          log with transferTo (zero copy), rewrites the index
+ *                 |                          index log; (7) moves the live frames of the cheapest
+ *                 |                          run of data logs that brings the amplification half
+ *                 |                          way down to 1 into one new log with transferTo (zero
+ *                 |                          copy) and rewrites the index
  *                 | (6) coalesced reads of adjacent frames
  *                 v
  *        +-----------------+  by window; a flush of new data extends a prefetched copy, the

@@ -7,6 +7,7 @@ import io.flowkv.core.Jitter;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.ValueStore;
 import io.flowkv.core.index.LongHashIndex.KeyMatcher;
 import io.flowkv.core.index.PagedHashIndex;
 import io.flowkv.core.log.FileIo;
@@ -62,7 +63,7 @@ import static io.flowkv.core.rmw.RmwRecordDescriptor.HEADER;
  * <p>Single writer: one thread calls every method. Consumers and visitors must not call back into
  * the store. {@link #close()} does not flush: what was not sealed is dropped, as after a failure.
  */
-public final class RmwStore implements AutoCloseable {
+public final class RmwStore implements ValueStore {
     private static final Logger LOG = LoggerFactory.getLogger(RmwStore.class);
 
     private static final long NONE = Positions.NONE;
@@ -227,6 +228,7 @@ public final class RmwStore implements AutoCloseable {
     // ---------------------------------------------------------------- point operations
 
     /** Delivers the value of (key, namespace) to {@code consumer}; false if there is none. */
+    @Override
     public boolean get(byte[] key, byte[] namespace, ValueConsumer consumer) throws IOException {
         int at = locate(key, namespace);
         if (at < 0) {
@@ -278,6 +280,7 @@ public final class RmwStore implements AutoCloseable {
     }
 
     /** Sets (key, namespace) to {@code value}. */
+    @Override
     public void put(byte[] key, byte[] namespace, byte[] value) throws IOException {
         checkOpen();
         Checks.checkNotNull("value", value);
@@ -307,6 +310,7 @@ public final class RmwStore implements AutoCloseable {
     }
 
     /** Removes (key, namespace); returns whether it had a value. */
+    @Override
     public boolean remove(byte[] key, byte[] namespace) throws IOException {
         checkOpen();
         setLookup(key, namespace);
@@ -415,6 +419,7 @@ public final class RmwStore implements AutoCloseable {
      * Appends every current write-buffer record to the value log and points the index at it. If a
      * write fails, the log is rolled back, the buffer keeps everything and a later flush can retry.
      */
+    @Override
     public void flush() throws IOException {
         checkOpen();
         if (buffer.liveCount() == 0) {
@@ -526,15 +531,10 @@ public final class RmwStore implements AutoCloseable {
      * Flushes, syncs and closes the active segment, writes a manifest and returns it with every
      * segment. Later writes go to a new segment. Compaction may later delete listed segments: copy
      * them before calling the store again.
+     *
+     * <p>Fsyncs the files and the manifest only when {@code durable}; see {@link SealedStore}.
      */
-    public SealedStore seal() throws IOException {
-        return seal(true);
-    }
-
-    /**
-     * {@link #seal()}, fsyncing the segments and the manifest only when {@code durable}. See {@link
-     * SealedStore} for when a seal need not be durable.
-     */
+    @Override
     public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
         flush();
@@ -663,6 +663,7 @@ public final class RmwStore implements AutoCloseable {
      * Visits every live entry (the namespace is passed as the window). Write-buffer entries come
      * first, then the logged entries the buffer does not shadow, segment by segment.
      */
+    @Override
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
         for (int i = 0; i < buffer.recordCount(); i++) {
@@ -825,6 +826,7 @@ public final class RmwStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- lifecycle, metrics
 
+    @Override
     public StoreStats stats() {
         if (!closed) {
             stats.setIndexPageCounts(index.pageReads(), index.pageWrites());
@@ -833,6 +835,7 @@ public final class RmwStore implements AutoCloseable {
     }
 
     /** Bytes this store holds from its budget. */
+    @Override
     public long memoryUsed() {
         return buffer.memoryBytes() + index.memoryBytes() + staging.capacity();
     }

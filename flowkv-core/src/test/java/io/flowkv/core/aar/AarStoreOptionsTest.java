@@ -43,7 +43,7 @@ class AarStoreOptionsTest {
     void shouldRejectNonPositiveWriteBuffer() {
         assertThatThrownBy(() -> AarStoreOptions.builder(DIR).writeBufferBytes(0).build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("write buffer bytes must be > 0")
+                .hasMessageStartingWith("writeBufferBytes must be in [1, 1099511627776]")
                 .hasMessageEndingWith("was 0");
         assertThatThrownBy(() -> AarStoreOptions.builder(DIR).writeBufferBytes(-5).build())
                 .hasMessageEndingWith("was -5");
@@ -53,14 +53,14 @@ class AarStoreOptionsTest {
     void shouldRejectIoBufferOutOfRange() {
         assertThatThrownBy(() -> AarStoreOptions.builder(DIR).ioBufferBytes(100).build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("I/O buffer bytes must be in [4096, 67108864], was 100");
+                .hasMessage("ioBufferBytes must be in [4096, 67108864], was 100");
     }
 
     @Test
     void shouldRejectJitterSpreadOutOfRange() {
         assertThatThrownBy(() -> AarStoreOptions.builder(DIR).jitterSpread(0.95).build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("jitter spread must be in [0.0, 0.9], was 0.95");
+                .hasMessageStartingWith("jitterSpread must be in [0.0, 0.9], was 0.95");
     }
 
     @Test

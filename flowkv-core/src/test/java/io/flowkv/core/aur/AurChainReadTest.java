@@ -46,7 +46,7 @@ class AurChainReadTest {
     }
 
     private AurStoreOptions.Builder options() {
-        return AurStoreOptions.builder(dir).writeBufferLimit(16 * 1024).jitterSeed(3);
+        return AurStoreOptions.builder(dir).writeBufferBytes(16 * 1024).jitterSeed(3);
     }
 
     @Test

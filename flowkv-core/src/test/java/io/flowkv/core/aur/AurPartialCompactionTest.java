@@ -46,7 +46,7 @@ class AurPartialCompactionTest {
     private AurStoreOptions.Builder options(double readBatchRatio) {
         return AurStoreOptions.builder(dir)
                 .segmentSize(4096)
-                .writeBufferLimit(1 << 20)
+                .writeBufferBytes(1 << 20)
                 .maxSpaceAmplification(1.5)
                 .readBatchRatio(readBatchRatio)
                 .jitterSpread(0.0);

@@ -41,7 +41,7 @@ class AurPredictionTest {
                 AurStore.open(
                         AurStoreOptions.builder(dir.resolve(name))
                                 .readBatchRatio(ratio)
-                                .writeBufferLimit(16 * 1024)
+                                .writeBufferBytes(16 * 1024)
                                 .prefetchBufferLimit(4L << 20)
                                 .fileIo(io)
                                 .jitterSeed(name.hashCode())

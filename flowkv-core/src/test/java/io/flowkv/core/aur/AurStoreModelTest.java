@@ -100,7 +100,7 @@ class AurStoreModelTest {
                 AurStoreOptions.builder(dir.resolve("run-" + seed))
                         .readBatchRatio(ratio)
                         .maxSpaceAmplification(new double[] {1.1, 1.5, 4.0}[rnd.nextInt(3)])
-                        .writeBufferLimit(new long[] {1024, 4096, 65536}[rnd.nextInt(3)])
+                        .writeBufferBytes(new long[] {1024, 4096, 65536}[rnd.nextInt(3)])
                         .prefetchBufferLimit(prefetchLimit)
                         .segmentSize(rnd.nextBoolean() ? 4096 : 1 << 20)
                         .fileIo(io)

@@ -42,7 +42,7 @@ class AurStoreTest {
     }
 
     private AurStoreOptions.Builder options() {
-        return AurStoreOptions.builder(dir).fileIo(io).writeBufferLimit(4096).jitterSeed(7);
+        return AurStoreOptions.builder(dir).fileIo(io).writeBufferBytes(4096).jitterSeed(7);
     }
 
     private AurStore open(AurStoreOptions.Builder builder) throws IOException {
@@ -161,8 +161,8 @@ class AurStoreTest {
         assertThatThrownBy(() -> AurStoreOptions.builder(dir).maxSpaceAmplification(1.0).build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("maxSpaceAmplification must be in (1.0, 1000.0], was 1.0");
-        assertThatThrownBy(() -> AurStoreOptions.builder(dir).writeBufferLimit(0).build())
-                .hasMessageContaining("writeBufferLimit");
+        assertThatThrownBy(() -> AurStoreOptions.builder(dir).writeBufferBytes(0).build())
+                .hasMessageContaining("writeBufferBytes");
         assertThatThrownBy(() -> AurStoreOptions.builder(dir).prefetchBufferLimit(-1).build())
                 .hasMessageContaining("prefetchBufferLimit");
         assertThatThrownBy(() -> AurStoreOptions.builder(dir).predictor(null).build())
@@ -300,7 +300,7 @@ class AurStoreTest {
     @Test
     void shouldFlushWhenTheBudgetRefusesMoreWriteBuffer() throws IOException {
         MemoryBudget small = new MemoryBudget(512 * 1024);
-        AurStore s = AurStore.open(options().writeBufferLimit(64L << 20).build(), small);
+        AurStore s = AurStore.open(options().writeBufferBytes(64L << 20).build(), small);
         try {
             byte[] window = timeWindow(0, 10);
             String value = "x".repeat(1000);
@@ -481,7 +481,7 @@ class AurStoreTest {
 
     @Test
     void shouldLoseNothingAcknowledgedWhenAFlushFailsAndSucceedOnRetry() throws IOException {
-        AurStoreOptions.Builder options = options().writeBufferLimit(1 << 20);
+        AurStoreOptions.Builder options = options().writeBufferBytes(1 << 20);
         open(options);
         byte[] window = timeWindow(0, 10);
         store.append(bytes("a"), window, bytes("1"), 1);

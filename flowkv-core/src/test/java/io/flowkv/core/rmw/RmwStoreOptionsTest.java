@@ -45,7 +45,7 @@ class RmwStoreOptionsTest {
     void shouldRejectANonPositiveWriteBuffer() {
         assertThatThrownBy(() -> builder.writeBufferBytes(0))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("writeBufferBytes must be > 0")
+                .hasMessageStartingWith("writeBufferBytes must be in [1, 1099511627776]")
                 .hasMessageEndingWith("was 0");
         assertThatThrownBy(() -> builder.writeBufferBytes(-1)).hasMessageEndingWith("was -1");
     }

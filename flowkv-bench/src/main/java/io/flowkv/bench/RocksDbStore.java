@@ -1,6 +1,12 @@
 package io.flowkv.bench;
 
+import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.ListStore;
+import io.flowkv.core.SealedStore;
+import io.flowkv.core.Store;
+import io.flowkv.core.StoreStats;
 import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.ValueStore;
 
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.ColumnFamilyDescriptor;
@@ -9,6 +15,7 @@ import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.CompactionStyle;
 import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.InfoLogLevel;
 import org.rocksdb.LRUCache;
 import org.rocksdb.ReadOptions;
@@ -45,8 +52,11 @@ import java.util.List;
  *       {@code byte[]} list is its length (int) and bytes ({@code BytePrimitiveArraySerializer});
  *   <li>aggregates: {@code get} + {@code put} ({@code RocksDBAggregatingState}); clear = delete.
  * </ul>
+ *
+ * <p>A baseline for trace replays: it is never checkpointed or scanned, so {@link #seal} and {@link
+ * #forEach} are not supported.
  */
-final class RocksDbTarget implements StoreUnderTest {
+abstract class RocksDbStore implements Store {
     static final String MERGE_OPERATOR_NAME = "stringappendtest";
     static final double WRITE_BUFFER_RATIO = 0.5;
     static final double HIGH_PRIORITY_POOL_RATIO = 0.1;
@@ -62,21 +72,27 @@ final class RocksDbTarget implements StoreUnderTest {
 
     private final Path directory;
     private final List<AutoCloseable> resources = new ArrayList<>();
+    private final StoreStats stats = new StoreStats();
     private final RocksDB db;
     private final ColumnFamilyHandle state;
     private final WriteOptions writeOptions;
     private final ReadOptions readOptions;
+    private final LRUCache cache;
     private byte[] compositeKey = new byte[64];
-    private byte[] element = new byte[256];
 
-    RocksDbTarget(TargetConfig config) throws IOException {
+    /** The store of a pattern's state: lists for the append patterns, values for RMW. */
+    static Store open(Pattern pattern, TargetConfig config) throws IOException {
+        return pattern == Pattern.RMW ? new Values(config) : new Lists(config);
+    }
+
+    private RocksDbStore(TargetConfig config) throws IOException {
         this.directory = config.directory();
         Files.createDirectories(directory);
         long budget = config.memoryBudget();
         long cacheCapacity = (long) ((3 - WRITE_BUFFER_RATIO) * budget / 3);
         long writeBufferManagerCapacity = (long) (2 * budget * WRITE_BUFFER_RATIO / 3);
         try {
-            LRUCache cache = keep(new LRUCache(cacheCapacity, -1, false, HIGH_PRIORITY_POOL_RATIO));
+            this.cache = keep(new LRUCache(cacheCapacity, -1, false, HIGH_PRIORITY_POOL_RATIO));
             WriteBufferManager wbm =
                     keep(new WriteBufferManager(writeBufferManagerCapacity, cache));
             DBOptions dbOptions =
@@ -140,65 +156,92 @@ final class RocksDbTarget implements StoreUnderTest {
         return resource;
     }
 
-    @Override
-    public void appendList(byte[] key, byte[] window, byte[] value, long timestamp)
-            throws IOException {
-        int keyLength = compose(key, window);
-        int n = 4 + value.length;
-        if (element.length < n) {
-            element = new byte[n * 2];
+    /** Lists as Flink's {@code RocksDBListState} keeps them: merged, delimited elements. */
+    static final class Lists extends RocksDbStore implements ListStore {
+        private byte[] element = new byte[256];
+
+        private Lists(TargetConfig config) throws IOException {
+            super(config);
         }
-        writeInt(element, 0, value.length);
-        System.arraycopy(value, 0, element, 4, value.length);
+
+        @Override
+        public void append(byte[] key, byte[] window, byte[] value, long timestamp)
+                throws IOException {
+            int n = 4 + value.length;
+            if (element.length < n) {
+                element = new byte[n * 2];
+            }
+            writeInt(element, 0, value.length);
+            System.arraycopy(value, 0, element, 4, value.length);
+            merge(key, window, element, n);
+        }
+
+        @Override
+        public boolean get(byte[] key, byte[] window, ValueConsumer consumer) throws IOException {
+            byte[] list = read(key, window);
+            if (list == null) {
+                return false;
+            }
+            int pos = 0;
+            while (pos < list.length) {
+                int length = readInt(list, pos);
+                consumer.accept(list, pos + 4, length);
+                pos += 4 + length;
+                if (pos < list.length) {
+                    if (list[pos] != DELIMITER) {
+                        throw new IOException("Corrupt list in RocksDB at byte " + pos);
+                    }
+                    pos++;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public void remove(byte[] key, byte[] window) throws IOException {
+            delete(key, window);
+        }
+    }
+
+    /** Values as Flink's {@code RocksDBAggregatingState} keeps them: get, then put. */
+    static final class Values extends RocksDbStore implements ValueStore {
+        private Values(TargetConfig config) throws IOException {
+            super(config);
+        }
+
+        @Override
+        public boolean get(byte[] key, byte[] window, ValueConsumer consumer) throws IOException {
+            byte[] value = read(key, window);
+            if (value == null) {
+                return false;
+            }
+            consumer.accept(value, 0, value.length);
+            return true;
+        }
+
+        @Override
+        public void put(byte[] key, byte[] window, byte[] value) throws IOException {
+            write(key, window, value);
+        }
+
+        /** True whether or not there was a value: RocksDB deletes without looking. */
+        @Override
+        public boolean remove(byte[] key, byte[] window) throws IOException {
+            delete(key, window);
+            return true;
+        }
+    }
+
+    final void merge(byte[] key, byte[] window, byte[] operand, int length) throws IOException {
+        int keyLength = compose(key, window);
         try {
-            db.merge(state, writeOptions, compositeKey, 0, keyLength, element, 0, n);
+            db.merge(state, writeOptions, compositeKey, 0, keyLength, operand, 0, length);
         } catch (RocksDBException e) {
             throw new IOException("Error while adding data to RocksDB", e);
         }
     }
 
-    @Override
-    public boolean getList(byte[] key, byte[] window, ValueConsumer consumer) throws IOException {
-        byte[] list = read(key, window);
-        if (list == null) {
-            return false;
-        }
-        int pos = 0;
-        while (pos < list.length) {
-            int length = readInt(list, pos);
-            consumer.accept(list, pos + 4, length);
-            pos += 4 + length;
-            if (pos < list.length) {
-                if (list[pos] != DELIMITER) {
-                    throw new IOException("Corrupt list in RocksDB at byte " + pos);
-                }
-                pos++;
-            }
-        }
-        return true;
-    }
-
-    @Override
-    public boolean get(byte[] key, byte[] window, ValueConsumer consumer) throws IOException {
-        byte[] value = read(key, window);
-        if (value == null) {
-            return false;
-        }
-        consumer.accept(value, 0, value.length);
-        return true;
-    }
-
-    private byte[] read(byte[] key, byte[] window) throws IOException {
-        int keyLength = compose(key, window);
-        try {
-            return db.get(state, readOptions, compositeKey, 0, keyLength);
-        } catch (RocksDBException e) {
-            throw new IOException("Error while retrieving data from RocksDB.", e);
-        }
-    }
-
-    @Override
-    public void put(byte[] key, byte[] window, byte[] value) throws IOException {
+    final void write(byte[] key, byte[] window, byte[] value) throws IOException {
         int keyLength = compose(key, window);
         try {
             db.put(state, writeOptions, compositeKey, 0, keyLength, value, 0, value.length);
@@ -207,8 +250,16 @@ final class RocksDbTarget implements StoreUnderTest {
         }
     }
 
-    @Override
-    public void removeKey(byte[] key, byte[] window) throws IOException {
+    final byte[] read(byte[] key, byte[] window) throws IOException {
+        int keyLength = compose(key, window);
+        try {
+            return db.get(state, readOptions, compositeKey, 0, keyLength);
+        } catch (RocksDBException e) {
+            throw new IOException("Error while retrieving data from RocksDB.", e);
+        }
+    }
+
+    final void delete(byte[] key, byte[] window) throws IOException {
         int keyLength = compose(key, window);
         try {
             db.delete(state, writeOptions, compositeKey, 0, keyLength);
@@ -285,12 +336,39 @@ final class RocksDbTarget implements StoreUnderTest {
     }
 
     @Override
-    public long diskBytes() throws IOException {
-        return Directories.sizeOf(directory);
+    public void flush() throws IOException {
+        try (FlushOptions options = new FlushOptions().setWaitForFlush(true)) {
+            db.flush(options, state);
+        } catch (RocksDBException e) {
+            throw new IOException("Error while flushing RocksDB in " + directory, e);
+        }
     }
 
     @Override
-    public void close() throws IOException {
+    public SealedStore seal(boolean durable) {
+        throw new UnsupportedOperationException(
+                "The benchmark never checkpoints its RocksDB baseline");
+    }
+
+    @Override
+    public void forEach(EntryVisitor visitor) {
+        throw new UnsupportedOperationException("The benchmark never scans its RocksDB baseline");
+    }
+
+    /** Empty: RocksDB keeps its own statistics, and the benchmark reads none of them. */
+    @Override
+    public StoreStats stats() {
+        return stats;
+    }
+
+    /** Bytes in the block cache, which the memtables are charged to as well. */
+    @Override
+    public long memoryUsed() {
+        return cache.getUsage();
+    }
+
+    @Override
+    public void close() {
         closeQuietly();
     }
 
