@@ -3,6 +3,7 @@ package io.flowkv.flink;
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
+import io.flowkv.core.TriggerTimes;
 import io.flowkv.core.ValueConsumer;
 
 import org.apache.flink.util.FileUtils;
@@ -191,18 +192,8 @@ final class AdaptiveWindowStorage implements StateStorage {
     }
 
     @Override
-    public void setTriggerTime(byte[] key, byte[] namespace, long triggerTime) throws IOException {
-        current.setTriggerTime(key, namespace, triggerTime);
-    }
-
-    @Override
-    public void offerTriggerTime(byte[] key, byte[] namespace, long timerTime) {
-        current.offerTriggerTime(key, namespace, timerTime);
-    }
-
-    @Override
-    public void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {
-        current.withdrawTriggerTime(key, namespace, timerTime);
+    public TriggerTimes triggerTimes() throws IOException {
+        return current.triggerTimes();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.flowkv.flink;
 
+import io.flowkv.core.TriggerTimes;
 import io.flowkv.core.aur.AurStore;
 import io.flowkv.core.aur.AurStoreOptions;
 import io.flowkv.core.aur.TriggerTimePredictor;
@@ -15,7 +16,7 @@ import java.util.List;
  * instances by key group. Appends carry no timestamp (Flink's list state does not pass one): the
  * exact trigger times come from the merging window set through {@link #setTriggerTime}.
  */
-final class AurStateStorage extends ListStorage<AurStore> {
+final class AurStateStorage extends ListStorage<AurStore> implements TriggerTimes {
     private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     AurStateStorage(
@@ -60,8 +61,13 @@ final class AurStateStorage extends ListStorage<AurStore> {
         instanceFor(key).setTriggerTime(key, namespace, triggerTime);
     }
 
-    /** The window's trigger time as its store knows it; for tests. */
-    long triggerTime(byte[] key, byte[] namespace) {
+    @Override
+    public TriggerTimes triggerTimes() {
+        return this;
+    }
+
+    @Override
+    public long triggerTime(byte[] key, byte[] namespace) {
         return instanceFor(key).triggerTime(key, namespace);
     }
 

@@ -538,27 +538,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         }
 
         @Override
-        public void setTriggerTime(byte[] key, byte[] namespace, long triggerTime)
-                throws IOException {
-            target().setTriggerTime(key, namespace, triggerTime);
-        }
-
-        @Override
-        public void offerTriggerTime(byte[] key, byte[] namespace, long timerTime) {
-            try {
-                target().offerTriggerTime(key, namespace, timerTime);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }
-
-        @Override
-        public void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {
-            try {
-                target().withdrawTriggerTime(key, namespace, timerTime);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
+        public io.flowkv.core.TriggerTimes triggerTimes() throws IOException {
+            return target().triggerTimes();
         }
 
         @Override

@@ -1,5 +1,7 @@
 package io.flowkv.flink;
 
+import io.flowkv.core.TriggerTimes;
+
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
@@ -164,6 +166,10 @@ final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, List<V>>
      */
     @SuppressWarnings("unchecked")
     private <W> void onMergingWindowSetUpdate(List<W> mapping) throws IOException {
+        TriggerTimes times = storage.triggerTimes();
+        if (times == null) {
+            return;
+        }
         byte[] key = keyBytes();
         for (W entry : mapping) {
             if (entry instanceof Tuple2
@@ -171,7 +177,7 @@ final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, List<V>>
                     && ((Tuple2<?, ?>) entry).f1 instanceof TimeWindow) {
                 TimeWindow window = (TimeWindow) ((Tuple2<?, ?>) entry).f0;
                 N stateWindow = (N) ((Tuple2<?, ?>) entry).f1;
-                storage.setTriggerTime(key, namespaceBytes(stateWindow), window.maxTimestamp());
+                times.setTriggerTime(key, namespaceBytes(stateWindow), window.maxTimestamp());
             }
         }
     }
@@ -182,6 +188,10 @@ final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, List<V>>
      * time if it holds the window (AUR).
      */
     void triggerTime(K key, N namespace, long time, boolean added) throws IOException {
+        TriggerTimes times = storage.triggerTimes();
+        if (times == null) {
+            return;
+        }
         byte[] keyBytes =
                 key.equals(backend.getCurrentKey())
                         ? keyBytes()
@@ -190,9 +200,9 @@ final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, List<V>>
                                 KeyGroupRangeAssignment.assignToKeyGroup(
                                         key, backend.getNumberOfKeyGroups()));
         if (added) {
-            storage.offerTriggerTime(keyBytes, namespaceBytes(namespace), time);
+            times.offerTriggerTime(keyBytes, namespaceBytes(namespace), time);
         } else {
-            storage.withdrawTriggerTime(keyBytes, namespaceBytes(namespace), time);
+            times.withdrawTriggerTime(keyBytes, namespaceBytes(namespace), time);
         }
     }
 

@@ -3,6 +3,7 @@ package io.flowkv.flink;
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
+import io.flowkv.core.TriggerTimes;
 import io.flowkv.core.ValueConsumer;
 
 import java.io.Closeable;
@@ -37,15 +38,13 @@ interface StateStorage extends Closeable {
 
     void forEach(EntryVisitor visitor) throws IOException;
 
-    /** The engine's exact trigger time of a window; only the AUR store uses it. */
-    default void setTriggerTime(byte[] key, byte[] namespace, long triggerTime)
-            throws IOException {}
-
-    /** A timer registered for a window the store may hold; only the AUR store uses it. */
-    default void offerTriggerTime(byte[] key, byte[] namespace, long timerTime) {}
-
-    /** A timer of a window deleted; only the AUR store uses it. */
-    default void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {}
+    /**
+     * Where to tell the store when a window will be read, if it predicts its reads (AUR); null for
+     * the others.
+     */
+    default TriggerTimes triggerTimes() throws IOException {
+        return null;
+    }
 
     void flush() throws IOException;
 
