@@ -31,7 +31,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
@@ -121,7 +120,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     /** Chain records reachable from a window; the rest belong to removed windows. */
     private long liveChainRecords;
 
-    private final List<LogSegment> dataSegments = new ArrayList<>();
+    private final DataLogs dataLogs;
     private final List<LogSegment> indexSegments = new ArrayList<>();
     private LogSegment activeData;
     private LogWriter dataWriter;
@@ -188,18 +187,6 @@ public final class AurStore implements ListStore, TriggerTimes {
      */
     private long flushedSinceDeath;
 
-    /**
-     * The data logs sorted by id, for the lookups of every live entry and chain record: ids of
-     * {@link #dataSegments}, ascending, and the logs in the same order. Rebuilt whenever the list
-     * changes ({@link #renumberDataSegments}).
-     */
-    private int[] segmentIds = new int[0];
-
-    private LogSegment[] segmentsById = new LogSegment[0];
-
-    /** Whether ids ascend along {@link #dataSegments}: then file order is position order. */
-    private boolean idsFollowOrder = true;
-
     private boolean closed;
 
     private AurStore(AurStoreOptions options, MemoryBudget budget) {
@@ -207,6 +194,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         this.budget = budget;
         this.io = options.fileIo();
         this.directory = options.directory();
+        this.dataLogs = new DataLogs(directory);
         this.predictor = options.predictor();
         Jitter jitter = options.newJitter();
         this.writeBufferLimit = jitter.scale(options.writeBufferBytes());
@@ -614,8 +602,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             dataWriter = createLog(DATA_PREFIX, id, FileType.AUR_DATA_LOG, dataStaging);
             activeData =
                     new LogSegment(id, dataWriter.file(), FileType.AUR_DATA_LOG, dataWriter.size());
-            dataSegments.add(activeData);
-            renumberDataSegments();
+            dataLogs.add(activeData);
         }
         if (indexWriter == null) {
             int id = newFileId(INDEX_PREFIX);
@@ -813,30 +800,20 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     /**
      * Puts the collected entries in file order, as a scan would have found them, so that adjacent
-     * frames of different windows are read together. The order is that of {@link #dataSegments},
-     * then offsets: both grow with every write, and a compaction puts the log it fills where the
-     * logs it emptied were, so each window's frames stay oldest first. (File ids alone would not
-     * do: a compacted log gets a new, higher id than logs written before it.)
+     * frames of different windows are read together: in log order, then by offset, so each window's
+     * frames come oldest first ({@link DataLogs}).
      */
     private void sortByFileOrder() throws IOException {
-        if (idsFollowOrder) {
+        if (dataLogs.idsFollowOrder()) {
             PairHeap.sort(entries, ENTRY_POSITION, entryCount);
             return;
         }
         for (int i = 0; i < entryCount; i++) {
-            long position = entryPosition(i);
-            int rank = dataSegment(Positions.segment(position)).rank;
-            setEntry(
-                    i,
-                    entryId(i),
-                    Positions.pack(rank, Positions.offset(position)),
-                    entryLength(i));
+            setEntry(i, entryId(i), dataLogs.toRankPosition(entryPosition(i)), entryLength(i));
         }
         PairHeap.sort(entries, ENTRY_POSITION, entryCount);
         for (int i = 0; i < entryCount; i++) {
-            long position = entryPosition(i);
-            int id = dataSegments.get(Positions.segment(position)).id;
-            setEntry(i, entryId(i), Positions.pack(id, Positions.offset(position)), entryLength(i));
+            setEntry(i, entryId(i), dataLogs.fromRankPosition(entryPosition(i)), entryLength(i));
         }
     }
 
@@ -1048,7 +1025,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                 end += entryLength(j);
                 j++;
             }
-            LogSegment segment = dataSegment(segmentId);
+            LogSegment segment = dataLogs.require(segmentId);
             int length = (int) (end - start);
             ensureScratch(length);
             segment.reader(io).readFully(start, ByteBuffer.wrap(scratch, 0, length));
@@ -1112,17 +1089,6 @@ public final class AurStore implements ListStore, TriggerTimes {
                     "data frame of " + payload + " bytes, index entry says " + expected);
         }
         return payload;
-    }
-
-    private LogSegment dataSegment(int id) throws IOException {
-        LogSegment segment = findDataSegment(id);
-        if (segment != null) {
-            return segment;
-        }
-        throw new CorruptLogException(
-                directory.resolve(fileName(DATA_PREFIX, id)),
-                0,
-                "data segment is not part of the store");
     }
 
     /**
@@ -1300,20 +1266,20 @@ public final class AurStore implements ListStore, TriggerTimes {
     }
 
     /**
-     * Marks the data logs a compaction empties: all of them, or the run of consecutive logs (in
-     * {@link #dataSegments} order) that holds the fewest live bytes among those whose dead bytes
-     * bring the space amplification down to halfway between 1 and the threshold. Logs with no
-     * frames go too. Windows mostly die in the order they were written, so the oldest logs are
-     * nearly all dead and cost little to empty, where a full compaction rewrote about 1 /
-     * (threshold - 1) times the live bytes at every compaction.
+     * Marks the data logs a compaction empties: all of them, or the run of consecutive logs (in log
+     * order) that holds the fewest live bytes among those whose dead bytes bring the space
+     * amplification down to halfway between 1 and the threshold. Logs with no frames go too.
+     * Windows mostly die in the order they were written, so the oldest logs are nearly all dead and
+     * cost little to empty, where a full compaction rewrote about 1 / (threshold - 1) times the
+     * live bytes at every compaction.
      *
      * <p>A run, not any set: the compacted log takes the run's place in the order, so every
      * window's frames stay in write order when sorted by (log order, offset), which the chain read
      * relies on ({@link #sortByFileOrder}).
      */
     private void chooseVictims(boolean all) {
-        int n = dataSegments.size();
-        for (LogSegment segment : dataSegments) {
+        int n = dataLogs.size();
+        for (LogSegment segment : dataLogs) {
             segment.victim = all || (segment.size <= LogFileHeader.LENGTH && segment != activeData);
         }
         if (all) {
@@ -1330,7 +1296,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             long reclaimed = 0;
             long cost = 0;
             for (int to = from; to < n && cost <= bestCost; to++) {
-                LogSegment segment = dataSegments.get(to);
+                LogSegment segment = dataLogs.get(to);
                 long bytes = segment.size - LogFileHeader.LENGTH;
                 long live = Math.max(0, Math.min(segment.live, bytes));
                 reclaimed += bytes - live;
@@ -1347,7 +1313,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             }
         }
         for (int i = bestFrom; i >= 0 && i <= bestTo; i++) {
-            dataSegments.get(i).victim = true;
+            dataLogs.get(i).victim = true;
         }
     }
 
@@ -1375,7 +1341,7 @@ public final class AurStore implements ListStore, TriggerTimes {
      * follows the index).
      */
     private void countLiveBytesFromChains() {
-        for (LogSegment segment : dataSegments) {
+        for (LogSegment segment : dataLogs) {
             segment.live = 0;
         }
         for (int id = 0, end = table.highWater(); id < end; id++) {
@@ -1383,7 +1349,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                 continue;
             }
             for (long r = table.frameHead(id); r >= 0; r = chains.previous(r)) {
-                LogSegment segment = findDataSegment(Positions.segment(chains.position(r)));
+                LogSegment segment = dataLogs.find(Positions.segment(chains.position(r)));
                 if (segment != null) {
                     segment.live += chains.length(r);
                 }
@@ -1637,7 +1603,7 @@ public final class AurStore implements ListStore, TriggerTimes {
          * entry; returns the frame's place from now on.
          */
         long move(IndexEntryDescriptor e) throws IOException {
-            LogSegment from = dataSegment(Positions.segment(e.position));
+            LogSegment from = dataLogs.require(Positions.segment(e.position));
             long position = e.position;
             if (from.victim) {
                 long offset = Positions.offset(e.position);
@@ -1745,10 +1711,10 @@ public final class AurStore implements ListStore, TriggerTimes {
         // Frames moved only out of victims with frames, so a compacted log with any takes the
         // place of the first of them: the run it empties.
         boolean toPlace = c.dataSize > LogFileHeader.LENGTH;
-        List<LogSegment> kept = new ArrayList<>(dataSegments.size());
+        List<LogSegment> kept = new ArrayList<>(dataLogs.size());
         long dataBytes = toPlace ? c.dataSize - LogFileHeader.LENGTH : 0;
         IOException failure = toPlace ? null : delete(c.data.path, null);
-        for (LogSegment segment : dataSegments) {
+        for (LogSegment segment : dataLogs) {
             if (!segment.victim) {
                 kept.add(segment);
                 dataBytes += segment.size - LogFileHeader.LENGTH;
@@ -1760,9 +1726,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             }
             oldData.add(segment);
         }
-        dataSegments.clear();
-        dataSegments.addAll(kept);
-        renumberDataSegments();
+        dataLogs.replaceAll(kept);
         indexSegments.clear();
         indexSegments.add(c.index);
         stats.addCompaction(c.moved);
@@ -1821,7 +1785,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         forEachLiveIndexEntry(
                 e,
                 id -> {
-                    LogSegment data = dataSegment(Positions.segment(e.position));
+                    LogSegment data = dataLogs.require(Positions.segment(e.position));
                     long offset = Positions.offset(e.position);
                     byte[] payload = data.reader(io).readFrame(offset);
                     byte[] key = table.key(id);
@@ -1894,7 +1858,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         lastManifest = manifest;
         List<SealedStore.SealedFile> files = new ArrayList<>();
-        for (LogSegment segment : dataSegments) {
+        for (LogSegment segment : dataLogs) {
             files.add(new SealedStore.SealedFile(segment.path, segment.size));
         }
         for (LogSegment segment : indexSegments) {
@@ -1909,8 +1873,8 @@ public final class AurStore implements ListStore, TriggerTimes {
         out.putLong(flushSeq);
         out.putInt(nextFileId);
         out.putLong(readClock);
-        out.putInt(dataSegments.size());
-        for (LogSegment segment : dataSegments) {
+        out.putInt(dataLogs.size());
+        for (LogSegment segment : dataLogs) {
             out.putInt(segment.id);
             out.putLong(segment.size);
         }
@@ -1953,14 +1917,15 @@ public final class AurStore implements ListStore, TriggerTimes {
         readClock = in.getLong("read clock");
         long dataTotal = 0;
         int dataCount = in.getCount("data segment count");
+        List<LogSegment> logs = new ArrayList<>(dataCount);
         for (int i = 0; i < dataCount; i++) {
             LogSegment segment =
                     segment(in.getInt("data segment id"), DATA_PREFIX, FileType.AUR_DATA_LOG, in);
-            dataSegments.add(segment);
+            logs.add(segment);
             segment.reader(io);
             dataTotal += segment.size - LogFileHeader.LENGTH;
         }
-        renumberDataSegments();
+        dataLogs.replaceAll(logs);
         int indexCount = in.getCount("index segment count");
         for (int i = 0; i < indexCount; i++) {
             LogSegment segment =
@@ -2029,7 +1994,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                 int end = at + scanner.payloadLength();
                 while (at < end) {
                     at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
-                    LogSegment data = findDataSegment(Positions.segment(e.position));
+                    LogSegment data = dataLogs.find(Positions.segment(e.position));
                     if (data == null
                             || Positions.offset(e.position) < LogFileHeader.LENGTH
                             || Positions.offset(e.position) + e.frameLength > data.size) {
@@ -2060,37 +2025,6 @@ public final class AurStore implements ListStore, TriggerTimes {
                                 + table.diskBytes(id));
             }
         }
-    }
-
-    /**
-     * Sets each data log's {@link LogSegment#rank} to its place in {@link #dataSegments} and
-     * rebuilds the lookup by id.
-     */
-    private void renumberDataSegments() {
-        int n = dataSegments.size();
-        LogSegment[] sorted = new LogSegment[n];
-        for (int i = 0; i < n; i++) {
-            LogSegment segment = dataSegments.get(i);
-            segment.rank = i;
-            sorted[i] = segment;
-        }
-        Arrays.sort(sorted, (a, b) -> Integer.compare(a.id, b.id));
-        int[] ids = new int[n];
-        for (int i = 0; i < n; i++) {
-            ids[i] = sorted[i].id;
-        }
-        segmentIds = ids;
-        segmentsById = sorted;
-        boolean ascending = true;
-        for (int i = 1; i < n; i++) {
-            ascending &= dataSegments.get(i - 1).id < dataSegments.get(i).id;
-        }
-        idsFollowOrder = ascending;
-    }
-
-    private LogSegment findDataSegment(int id) {
-        int at = Arrays.binarySearch(segmentIds, id);
-        return at >= 0 ? segmentsById[at] : null;
     }
 
     // ---------------------------------------------------------------- accounting
@@ -2159,7 +2093,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     private void publishSpace() {
         stats.setLiveBytes(liveBytes);
         stats.setDeadBytes(deadBytes);
-        stats.setFiles(dataSegments.size() + indexSegments.size());
+        stats.setFiles(dataLogs.size() + indexSegments.size());
         stats.setEntries(table.size());
     }
 
@@ -2217,7 +2151,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         indexWriter = null;
         dataStaging.close();
         indexStaging.close();
-        for (LogSegment segment : dataSegments) {
+        for (LogSegment segment : dataLogs) {
             failure = closeSegment(segment, failure);
         }
         for (LogSegment segment : indexSegments) {
