@@ -146,16 +146,10 @@ public final class AurStore implements ListStore, TriggerTimes {
     private int dirtyCapacity;
     private int dirtyCount;
 
-    /** Which long of a bet pair is its rank, of an entry pair its data position. */
-    private static final int BET_RANK = 0;
-
+    /** Which long of an entry pair is its data position. */
     private static final int ENTRY_POSITION = 1;
 
-    /**
-     * The windows a read bets on, a max-heap by rank while they are chosen, nearest first after:
-     * element i is [rank: long][window id: long] at longs 2i, 2i+1. Null until first needed.
-     */
-    private OffHeapLongArray bets;
+    private final PrefetchBuffer prefetch;
 
     /**
      * The frames a read collected: element i is [window id << 32 | frame length: long][position:
@@ -165,10 +159,9 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     private int entryCount;
 
-    /** The window a read is for, and how many predicted ones ride along ({@code betId(0..n)}). */
+    /** The window a read is for; the predicted ones riding along are the prefetch's bets. */
     private int requestedId = NO_ID;
 
-    private int betCount;
     private byte[] scratch = new byte[0];
 
     /** A flushed window's key and window bytes, copied out of the stat table. */
@@ -176,8 +169,6 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     private long readClock = Long.MIN_VALUE;
     private long batchStamp;
-    private long loadStamp;
-    private long prefetchUsed;
     private long liveBytes;
     private long deadBytes;
 
@@ -200,6 +191,9 @@ public final class AurStore implements ListStore, TriggerTimes {
         this.writeBufferLimit = jitter.scale(options.writeBufferBytes());
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
         this.table = new WindowStatTable(budget, io, directory, options.statCacheBytes() / 4 * 3);
+        this.prefetch =
+                new PrefetchBuffer(
+                        table, budget, options.prefetchBufferLimit(), options.readBatchRatio());
         int chunk = (int) Math.min(64 * 1024, Math.max(1024, writeBufferLimit / 4));
         this.writeBuffer = new OffHeapArena(budget, chunk);
         IoBuffer data = null;
@@ -372,7 +366,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         if (id == NO_ID) {
             return;
         }
-        evictPrefetched(id);
+        prefetch.evict(id);
         removeDirty(id);
         liveChainRecords -= chainLength(id);
         long disk = table.diskBytes(id);
@@ -396,7 +390,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             id = table.insert(key, window, flushSeq);
         } catch (MemoryBudgetExceededException e) {
             flush();
-            evictAllPrefetched();
+            prefetch.evictAll();
             id = table.insert(key, window, flushSeq);
         }
         stats.setEntries(table.size());
@@ -419,7 +413,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             flush();
             record = writeBuffer.tryAllocate(size);
             if (record == OffHeapArena.NO_SPACE) {
-                evictAllPrefetched();
+                prefetch.evictAll();
                 record = writeBuffer.tryAllocate(size);
             }
             if (record == OffHeapArena.NO_SPACE) {
@@ -443,7 +437,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         long bytes = (long) capacity * DIRTY_ENTRY;
         OffHeapBuffer grown = OffHeapBuffer.tryAllocate(budget, bytes);
         if (grown == null) {
-            evictAllPrefetched();
+            prefetch.evictAll();
             grown = OffHeapBuffer.tryAllocate(budget, bytes);
             if (grown == null) {
                 if (dirtyCount > 0) {
@@ -774,7 +768,8 @@ public final class AurStore implements ListStore, TriggerTimes {
      */
     private boolean batchRead(int requested, ValueConsumer consumer) throws IOException {
         long stamp = ++batchStamp;
-        boolean cacheRequested = planBatch(requested, stamp);
+        requestedId = requested;
+        boolean cacheRequested = prefetch.plan(requested, stamp, readClock);
         entryCount = 0;
         boolean compact = shouldCompact();
         if (!compact && chainsCoverBatch(requested)) {
@@ -783,8 +778,8 @@ public final class AurStore implements ListStore, TriggerTimes {
             stats.addChainRead();
             prepareReadBuffer();
             collectChain(requested, true);
-            for (int i = 0; i < betCount; i++) {
-                if (!collectChain(betId(i), false)) {
+            for (int i = 0; i < prefetch.betCount(); i++) {
+                if (!collectChain(prefetch.betId(i), false)) {
                     // The budget is full: the bets go, the window asked for stays.
                     dropBets();
                     break;
@@ -822,102 +817,12 @@ public final class AurStore implements ListStore, TriggerTimes {
         if (table.frameHead(requested) < 0) {
             return false;
         }
-        for (int i = 0; i < betCount; i++) {
-            if (table.frameHead(betId(i)) < 0) {
+        for (int i = 0; i < prefetch.betCount(); i++) {
+            if (table.frameHead(prefetch.betId(i)) < 0) {
                 return false;
             }
         }
         return true;
-    }
-
-    /**
-     * Marks the requested window and the predicted ones that fit the prefetch buffer with {@code
-     * stamp}; returns whether the requested window's values should be kept in it too.
-     */
-    private boolean planBatch(int requested, long stamp) {
-        evictServedPrefetched();
-        long limit = options.prefetchBufferLimit();
-        long need = table.diskBytes(requested);
-        while (need > limit - prefetchUsed && evictOldestPrefetched()) {
-            // Older bets make room for the window asked for now.
-        }
-        boolean cacheRequested = need <= limit - prefetchUsed;
-        long room = limit - prefetchUsed - (cacheRequested ? need : 0);
-        table.setMark(requested, stamp);
-        requestedId = requested;
-        int predicted = selectPredicted(requested);
-        int bets = 0;
-        for (int i = 0; i < predicted; i++) {
-            int id = betId(i);
-            long bytes = table.diskBytes(id);
-            if (bytes > room) {
-                // The prefetch buffer bounds N: load fewer windows rather than exceed it.
-                break;
-            }
-            room -= bytes;
-            table.setMark(id, stamp);
-            bets++;
-        }
-        betCount = bets;
-        return cacheRequested;
-    }
-
-    /**
-     * Puts into {@code betId(0..n)} the ids of the {@code readBatchRatio x live windows} windows
-     * nearest to their trigger, nearest first. Candidates have flushed data, are not prefetched,
-     * were not read since their last append, and have a known ETT. Time to ETT is {@code max(0, ett
-     * - now)}, ranked as {@code max(ett, now)} which orders the same without overflow.
-     */
-    private int selectPredicted(int requested) {
-        double ratio = options.readBatchRatio();
-        if (ratio == 0.0
-                || table.knownTriggerTimes()
-                        <= (table.ett(requested) != TriggerTimePredictor.UNKNOWN ? 1 : 0)) {
-            // No other window has a trigger time to bet on: skip the pass over every window.
-            return 0;
-        }
-        int n = (int) Math.min(Integer.MAX_VALUE - 8, (long) Math.ceil(ratio * table.size()));
-        bets = room(bets, n, 0);
-        // A full budget shrinks the bet, as a full prefetch buffer does: predict fewer.
-        n = Math.min(n, capacityOf(bets));
-        if (n == 0) {
-            return 0;
-        }
-        long now = readClock;
-        int size = 0;
-        for (int id = 0, end = table.highWater(); id < end; id++) {
-            if (!table.inUse(id)
-                    || id == requested
-                    || table.diskBytes(id) == 0
-                    || table.prefetched(id) != null
-                    || (table.flags(id) & SERVED) != 0
-                    || table.ett(id) == TriggerTimePredictor.UNKNOWN) {
-                continue;
-            }
-            long rank = Math.max(table.ett(id), now);
-            if (size < n) {
-                setBet(size, rank, id);
-                PairHeap.siftUp(bets, BET_RANK, size++);
-            } else if (rank < betRank(0)) {
-                setBet(0, rank, id);
-                PairHeap.siftDown(bets, BET_RANK, 0, size);
-            }
-        }
-        PairHeap.sortHeap(bets, BET_RANK, size);
-        return size;
-    }
-
-    private long betRank(int i) {
-        return bets.get(2L * i + BET_RANK);
-    }
-
-    private int betId(int i) {
-        return (int) bets.get(2L * i + 1);
-    }
-
-    private void setBet(int i, long rank, int id) {
-        bets.set(2L * i, rank);
-        bets.set(2L * i + 1, id);
     }
 
     private int entryId(int i) {
@@ -935,24 +840,6 @@ public final class AurStore implements ListStore, TriggerTimes {
     private void setEntry(int i, int id, long position, int length) {
         entries.set(2L * i, (long) id << 32 | (length & 0xFFFFFFFFL));
         entries.set(2L * i + 1, position);
-    }
-
-    /**
-     * {@code array} with room for {@code needed} two-long elements, keeping the first {@code keep}
-     * (created when null). When the budget refuses, {@code array} as it was: callers check {@link
-     * #capacityOf}.
-     */
-    private OffHeapLongArray room(OffHeapLongArray array, int needed, int keep) {
-        long longs = 2L * Math.max(needed, 16);
-        if (array == null) {
-            return needed == 0 ? null : OffHeapLongArray.tryAllocate(budget, longs);
-        }
-        array.tryGrow(2L * needed, 2L * keep);
-        return array;
-    }
-
-    private static int capacityOf(OffHeapLongArray array) {
-        return array == null ? 0 : (int) Math.min(Integer.MAX_VALUE, array.capacity() / 2);
     }
 
     /** Reads the frames the scan collected into the prefetch buffer; streams what cannot fit. */
@@ -987,14 +874,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             table.setScanned(id, 0);
             requestedFound |= id == requested;
             boolean wanted = id != requested || cacheRequested;
-            OffHeapBuffer copy =
-                    wanted && payload > 0 && prefetchUsed + payload <= options.prefetchBufferLimit()
-                            ? OffHeapBuffer.tryAllocateForCache(budget, payload)
-                            : null;
-            if (copy != null) {
-                table.setPrefetched(id, copy, ++loadStamp);
-                prefetchUsed += payload;
-            } else if (id != requested) {
+            if (!(wanted && prefetch.admit(id, payload)) && id != requested) {
                 table.setMark(id, 0);
             }
         }
@@ -1045,7 +925,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                         throw e;
                     }
                     // Only a bet: drop it; the error surfaces when that window is asked for.
-                    evictPrefetched(id);
+                    prefetch.evict(id);
                     table.setMark(id, 0);
                     at += entryLength(k);
                     continue;
@@ -1101,18 +981,11 @@ public final class AurStore implements ListStore, TriggerTimes {
         for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
             extra += 4 + writeBuffer.getInt(r, LENGTH_OFFSET);
         }
-        OffHeapBuffer old = table.prefetched(id);
-        long size = old.capacity();
-        OffHeapBuffer values =
-                prefetchUsed + extra <= options.prefetchBufferLimit()
-                        ? OffHeapBuffer.tryAllocateForCache(budget, size + extra)
-                        : null;
+        OffHeapBuffer values = prefetch.grow(id, extra);
         if (values == null) {
-            evictPrefetched(id);
             return;
         }
-        old.copyTo(0, values, 0, size);
-        long at = size;
+        long at = values.capacity() - extra;
         for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
             int length = writeBuffer.getInt(r, LENGTH_OFFSET);
             values.putInt(at, length);
@@ -1120,48 +993,6 @@ public final class AurStore implements ListStore, TriggerTimes {
                     .chunk(r)
                     .copyTo(OffHeapArena.offset(r) + (long) RECORD_HEADER, values, at + 4, length);
             at += 4 + length;
-        }
-        old.close();
-        table.setPrefetched(id, values, 0);
-        prefetchUsed += extra;
-    }
-
-    private void evictPrefetched(int id) {
-        OffHeapBuffer values = table.prefetched(id);
-        if (values != null) {
-            table.clearPrefetched(id);
-            prefetchUsed -= values.capacity();
-            values.close();
-        }
-    }
-
-    private void evictServedPrefetched() {
-        for (int i = table.prefetchedCount() - 1; i >= 0; i--) {
-            int id = table.prefetchedId(i);
-            if ((table.flags(id) & SERVED) != 0) {
-                evictPrefetched(id);
-            }
-        }
-    }
-
-    private boolean evictOldestPrefetched() {
-        int oldest = NO_ID;
-        for (int i = 0, n = table.prefetchedCount(); i < n; i++) {
-            int id = table.prefetchedId(i);
-            if (oldest == NO_ID || table.prefetchStamp(id) < table.prefetchStamp(oldest)) {
-                oldest = id;
-            }
-        }
-        if (oldest == NO_ID) {
-            return false;
-        }
-        evictPrefetched(oldest);
-        return true;
-    }
-
-    private void evictAllPrefetched() {
-        while (table.prefetchedCount() > 0) {
-            evictPrefetched(table.prefetchedId(table.prefetchedCount() - 1));
         }
     }
 
@@ -1484,7 +1315,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     }
 
     private void collect(int id, long position, int length) {
-        if (entryCount == capacityOf(entries) && !growEntries(entryCount + 1, false)) {
+        if (entryCount == PairHeap.capacity(entries) && !growEntries(entryCount + 1, false)) {
             // The budget is full: the bets go, the window asked for stays.
             dropBets();
             if (id != requestedId) {
@@ -1501,13 +1332,13 @@ public final class AurStore implements ListStore, TriggerTimes {
      * thrown.
      */
     private boolean growEntries(int needed, boolean required) {
-        entries = room(entries, needed, entryCount);
-        if (capacityOf(entries) >= needed) {
+        entries = PairHeap.withRoom(budget, entries, needed, entryCount);
+        if (PairHeap.capacity(entries) >= needed) {
             return true;
         }
-        evictAllPrefetched();
-        entries = room(entries, needed, entryCount);
-        if (capacityOf(entries) >= needed) {
+        prefetch.evictAll();
+        entries = PairHeap.withRoom(budget, entries, needed, entryCount);
+        if (PairHeap.capacity(entries) >= needed) {
             return true;
         }
         if (!required) {
@@ -1524,10 +1355,7 @@ public final class AurStore implements ListStore, TriggerTimes {
      * Forgets the predicted windows of the read now running, and the entries collected for them.
      */
     private void dropBets() {
-        for (int i = 0; i < betCount; i++) {
-            table.setMark(betId(i), 0);
-        }
-        betCount = 0;
+        prefetch.dropBets();
         int kept = 0;
         for (int i = 0; i < entryCount; i++) {
             if (entryId(i) == requestedId) {
@@ -2070,7 +1898,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     }
 
     public long prefetchBufferBytes() {
-        return prefetchUsed;
+        return prefetch.used();
     }
 
     @Override
@@ -2080,9 +1908,8 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         return table.memoryBytes()
                 + writeBuffer.reservedBytes()
-                + prefetchUsed
+                + prefetch.memoryBytes()
                 + (entries == null ? 0 : entries.memoryBytes())
-                + (bets == null ? 0 : bets.memoryBytes())
                 + dataStaging.capacity()
                 + indexStaging.capacity()
                 + chains.memoryBytes()
@@ -2158,15 +1985,12 @@ public final class AurStore implements ListStore, TriggerTimes {
             failure = closeSegment(segment, failure);
         }
         // The table may be unusable (a scratch page could not be written): release without it.
-        prefetchUsed -= table.closePrefetched();
+        prefetch.close();
         chains.close();
         table.release();
         writeBuffer.close();
         if (entries != null) {
             entries.close();
-        }
-        if (bets != null) {
-            bets.close();
         }
         if (dirty != null) {
             dirty.close();

@@ -1,5 +1,6 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.OffHeapLongArray;
 
 /**
@@ -10,6 +11,26 @@ import io.flowkv.core.memory.OffHeapLongArray;
  */
 final class PairHeap {
     private PairHeap() {}
+
+    /**
+     * {@code array} with room for {@code needed} pairs, keeping the first {@code keep} (created
+     * when null). When the budget refuses, {@code array} as it was: callers check {@link
+     * #capacity}.
+     */
+    static OffHeapLongArray withRoom(
+            MemoryBudget budget, OffHeapLongArray array, int needed, int keep) {
+        long longs = 2L * Math.max(needed, 16);
+        if (array == null) {
+            return needed == 0 ? null : OffHeapLongArray.tryAllocate(budget, longs);
+        }
+        array.tryGrow(2L * needed, 2L * keep);
+        return array;
+    }
+
+    /** The pairs {@code array} holds room for; 0 when null. */
+    static int capacity(OffHeapLongArray array) {
+        return array == null ? 0 : (int) Math.min(Integer.MAX_VALUE, array.capacity() / 2);
+    }
 
     /** Moves pair {@code i} up until its parent's key is not smaller. */
     static void siftUp(OffHeapLongArray a, int key, int i) {

@@ -1,0 +1,255 @@
+package io.flowkv.core.aur;
+
+import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.core.memory.OffHeapBuffer;
+import io.flowkv.core.memory.OffHeapLongArray;
+
+import static io.flowkv.core.aur.WindowStatTable.NO_ID;
+import static io.flowkv.core.aur.WindowStatTable.SERVED;
+
+/**
+ * The AUR store's prefetch buffer and the ranking that fills it (FlowKV §4.2): when a read misses,
+ * the {@code readBatchRatio x live windows} windows nearest to their trigger time are bet on and
+ * loaded with it, as many as the buffer has room for.
+ *
+ * <p>Each prefetched window's values are a copy in native memory, held by the {@link
+ * WindowStatTable} entry of the window; this class accounts for them against the buffer's limit and
+ * decides which go. A copy goes once its window has been served, when room is needed (oldest
+ * first), or when the budget is short. The bets of the read now running are a max-heap of [rank,
+ * window id] pairs while they are chosen, nearest first after ({@link PairHeap}).
+ */
+final class PrefetchBuffer implements AutoCloseable {
+    /** Which long of a bet pair is its rank. */
+    private static final int BET_RANK = 0;
+
+    private final WindowStatTable table;
+    private final MemoryBudget budget;
+    private final long limit;
+    private final double readBatchRatio;
+
+    /** Bytes of the copies held. */
+    private long used;
+
+    /** Load order of the copies, to evict the oldest first. */
+    private long loadStamp;
+
+    /** Null until the first bet. */
+    private OffHeapLongArray bets;
+
+    private int betCount;
+
+    PrefetchBuffer(WindowStatTable table, MemoryBudget budget, long limit, double readBatchRatio) {
+        this.table = table;
+        this.budget = budget;
+        this.limit = limit;
+        this.readBatchRatio = readBatchRatio;
+    }
+
+    /**
+     * Plans the batch of a miss on {@code requested}: drops the copies already served, makes room
+     * for the requested window's values by evicting the oldest copies, and bets on the predicted
+     * windows that fit the room left. Marks the requested window and the bets with {@code stamp}.
+     * Returns whether the requested window's values should be kept in the buffer too.
+     *
+     * @param now the read clock: the latest trigger time read so far
+     */
+    boolean plan(int requested, long stamp, long now) {
+        evictServed();
+        long need = table.diskBytes(requested);
+        while (need > limit - used && evictOldest()) {
+            // Older bets make room for the window asked for now.
+        }
+        boolean cacheRequested = need <= limit - used;
+        long room = limit - used - (cacheRequested ? need : 0);
+        table.setMark(requested, stamp);
+        int predicted = selectPredicted(requested, now);
+        int kept = 0;
+        for (int i = 0; i < predicted; i++) {
+            int id = betId(i);
+            long bytes = table.diskBytes(id);
+            if (bytes > room) {
+                // The prefetch buffer bounds N: load fewer windows rather than exceed it.
+                break;
+            }
+            room -= bytes;
+            table.setMark(id, stamp);
+            kept++;
+        }
+        betCount = kept;
+        return cacheRequested;
+    }
+
+    /**
+     * Puts into {@code betId(0..n)} the ids of the {@code readBatchRatio x live windows} windows
+     * nearest to their trigger, nearest first. Candidates have flushed data, are not prefetched,
+     * were not read since their last append, and have a known ETT. Time to ETT is {@code max(0, ett
+     * - now)}, ranked as {@code max(ett, now)} which orders the same without overflow.
+     */
+    private int selectPredicted(int requested, long now) {
+        if (readBatchRatio == 0.0
+                || table.knownTriggerTimes()
+                        <= (table.ett(requested) != TriggerTimePredictor.UNKNOWN ? 1 : 0)) {
+            // No other window has a trigger time to bet on: skip the pass over every window.
+            return 0;
+        }
+        int n =
+                (int)
+                        Math.min(
+                                Integer.MAX_VALUE - 8,
+                                (long) Math.ceil(readBatchRatio * table.size()));
+        bets = PairHeap.withRoom(budget, bets, n, 0);
+        // A full budget shrinks the bet, as a full prefetch buffer does: predict fewer.
+        n = Math.min(n, PairHeap.capacity(bets));
+        if (n == 0) {
+            return 0;
+        }
+        int size = 0;
+        for (int id = 0, end = table.highWater(); id < end; id++) {
+            if (!table.inUse(id)
+                    || id == requested
+                    || table.diskBytes(id) == 0
+                    || table.prefetched(id) != null
+                    || (table.flags(id) & SERVED) != 0
+                    || table.ett(id) == TriggerTimePredictor.UNKNOWN) {
+                continue;
+            }
+            long rank = Math.max(table.ett(id), now);
+            if (size < n) {
+                setBet(size, rank, id);
+                PairHeap.siftUp(bets, BET_RANK, size++);
+            } else if (rank < betRank(0)) {
+                setBet(0, rank, id);
+                PairHeap.siftDown(bets, BET_RANK, 0, size);
+            }
+        }
+        PairHeap.sortHeap(bets, BET_RANK, size);
+        return size;
+    }
+
+    /** The windows the read now running bets on. */
+    int betCount() {
+        return betCount;
+    }
+
+    /** The {@code i}-th window bet on, nearest to its trigger first. */
+    int betId(int i) {
+        return (int) bets.get(2L * i + 1);
+    }
+
+    /** Forgets the bets of the read now running and their marks. */
+    void dropBets() {
+        for (int i = 0; i < betCount; i++) {
+            table.setMark(betId(i), 0);
+        }
+        betCount = 0;
+    }
+
+    private long betRank(int i) {
+        return bets.get(2L * i + BET_RANK);
+    }
+
+    private void setBet(int i, long rank, int id) {
+        bets.set(2L * i, rank);
+        bets.set(2L * i + 1, id);
+    }
+
+    /**
+     * Takes {@code payload} bytes of window {@code id} into the buffer if they fit it and the
+     * budget: the copy, empty yet, is then the window's {@link WindowStatTable#prefetched}.
+     */
+    boolean admit(int id, long payload) {
+        OffHeapBuffer copy =
+                payload > 0 && used + payload <= limit
+                        ? OffHeapBuffer.tryAllocateForCache(budget, payload)
+                        : null;
+        if (copy == null) {
+            return false;
+        }
+        table.setPrefetched(id, copy, ++loadStamp);
+        used += payload;
+        return true;
+    }
+
+    /**
+     * Grows window {@code id}'s copy by {@code extra} bytes, the old bytes copied over, and returns
+     * the grown copy for the caller to fill from offset {@code old size}. Evicts the copy instead,
+     * and returns null, if the buffer or the budget has no room.
+     */
+    OffHeapBuffer grow(int id, long extra) {
+        OffHeapBuffer old = table.prefetched(id);
+        long size = old.capacity();
+        OffHeapBuffer values =
+                used + extra <= limit
+                        ? OffHeapBuffer.tryAllocateForCache(budget, size + extra)
+                        : null;
+        if (values == null) {
+            evict(id);
+            return null;
+        }
+        old.copyTo(0, values, 0, size);
+        old.close();
+        table.setPrefetched(id, values, 0);
+        used += extra;
+        return values;
+    }
+
+    void evict(int id) {
+        OffHeapBuffer values = table.prefetched(id);
+        if (values != null) {
+            table.clearPrefetched(id);
+            used -= values.capacity();
+            values.close();
+        }
+    }
+
+    private void evictServed() {
+        for (int i = table.prefetchedCount() - 1; i >= 0; i--) {
+            int id = table.prefetchedId(i);
+            if ((table.flags(id) & SERVED) != 0) {
+                evict(id);
+            }
+        }
+    }
+
+    private boolean evictOldest() {
+        int oldest = NO_ID;
+        for (int i = 0, n = table.prefetchedCount(); i < n; i++) {
+            int id = table.prefetchedId(i);
+            if (oldest == NO_ID || table.prefetchStamp(id) < table.prefetchStamp(oldest)) {
+                oldest = id;
+            }
+        }
+        if (oldest == NO_ID) {
+            return false;
+        }
+        evict(oldest);
+        return true;
+    }
+
+    /** Drops every copy: the budget is needed elsewhere. */
+    void evictAll() {
+        while (table.prefetchedCount() > 0) {
+            evict(table.prefetchedId(table.prefetchedCount() - 1));
+        }
+    }
+
+    /** Bytes of the copies held. */
+    long used() {
+        return used;
+    }
+
+    /** Budget held: the copies and the bets. */
+    long memoryBytes() {
+        return used + (bets == null ? 0 : bets.memoryBytes());
+    }
+
+    /** Releases the copies (through the table, which may be unusable by now) and the bets. */
+    @Override
+    public void close() {
+        used -= table.closePrefetched();
+        if (bets != null) {
+            bets.close();
+            bets = null;
+        }
+    }
+}
