@@ -22,7 +22,6 @@ import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
 import io.flowkv.core.memory.OffHeapArena;
 import io.flowkv.core.memory.OffHeapBuffer;
-import io.flowkv.core.memory.OffHeapLongArray;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -146,18 +145,10 @@ public final class AurStore implements ListStore, TriggerTimes {
     private int dirtyCapacity;
     private int dirtyCount;
 
-    /** Which long of an entry pair is its data position. */
-    private static final int ENTRY_POSITION = 1;
-
     private final PrefetchBuffer prefetch;
 
-    /**
-     * The frames a read collected: element i is [window id << 32 | frame length: long][position:
-     * long] at longs 2i, 2i+1. Null until first needed.
-     */
-    private OffHeapLongArray entries;
-
-    private int entryCount;
+    /** The frames the read now running collected. */
+    private final FrameBatch batch;
 
     /** The window a read is for; the predicted ones riding along are the prefetch's bets. */
     private int requestedId = NO_ID;
@@ -194,6 +185,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         this.prefetch =
                 new PrefetchBuffer(
                         table, budget, options.prefetchBufferLimit(), options.readBatchRatio());
+        this.batch = new FrameBatch(budget, prefetch);
         int chunk = (int) Math.min(64 * 1024, Math.max(1024, writeBufferLimit / 4));
         this.writeBuffer = new OffHeapArena(budget, chunk);
         IoBuffer data = null;
@@ -770,7 +762,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         long stamp = ++batchStamp;
         requestedId = requested;
         boolean cacheRequested = prefetch.plan(requested, stamp, readClock);
-        entryCount = 0;
+        batch.clear();
         boolean compact = shouldCompact();
         if (!compact && chainsCoverBatch(requested)) {
             // The chains say where the windows' frames are: O(their frames), whatever the store
@@ -785,31 +777,12 @@ public final class AurStore implements ListStore, TriggerTimes {
                     break;
                 }
             }
-            sortByFileOrder();
+            batch.sortInFileOrder(dataLogs);
             return load(requested, cacheRequested, stamp, consumer);
         }
         prepareReadBuffer();
         scanIndex(compact ? Reclaim.DEADEST : Reclaim.NOTHING, stamp);
         return load(requested, cacheRequested, stamp, consumer);
-    }
-
-    /**
-     * Puts the collected entries in file order, as a scan would have found them, so that adjacent
-     * frames of different windows are read together: in log order, then by offset, so each window's
-     * frames come oldest first ({@link DataLogs}).
-     */
-    private void sortByFileOrder() throws IOException {
-        if (dataLogs.idsFollowOrder()) {
-            PairHeap.sort(entries, ENTRY_POSITION, entryCount);
-            return;
-        }
-        for (int i = 0; i < entryCount; i++) {
-            setEntry(i, entryId(i), dataLogs.toRankPosition(entryPosition(i)), entryLength(i));
-        }
-        PairHeap.sort(entries, ENTRY_POSITION, entryCount);
-        for (int i = 0; i < entryCount; i++) {
-            setEntry(i, entryId(i), dataLogs.fromRankPosition(entryPosition(i)), entryLength(i));
-        }
     }
 
     /** Whether the window asked for and every window bet on have an intact frame chain. */
@@ -825,39 +798,22 @@ public final class AurStore implements ListStore, TriggerTimes {
         return true;
     }
 
-    private int entryId(int i) {
-        return (int) (entries.get(2L * i) >>> 32);
-    }
-
-    private int entryLength(int i) {
-        return (int) entries.get(2L * i);
-    }
-
-    private long entryPosition(int i) {
-        return entries.get(2L * i + ENTRY_POSITION);
-    }
-
-    private void setEntry(int i, int id, long position, int length) {
-        entries.set(2L * i, (long) id << 32 | (length & 0xFFFFFFFFL));
-        entries.set(2L * i + 1, position);
-    }
-
     /** Reads the frames the scan collected into the prefetch buffer; streams what cannot fit. */
     private boolean load(int requested, boolean cacheRequested, long stamp, ValueConsumer consumer)
             throws IOException {
-        for (int i = 0; i < entryCount; i++) {
-            int id = entryId(i);
+        for (int i = 0; i < batch.size(); i++) {
+            int id = batch.id(i);
             table.setScanned(id, 0);
             table.setWork(id, 0);
         }
-        for (int i = 0; i < entryCount; i++) {
-            int id = entryId(i);
-            table.setScanned(id, table.scanned(id) + entryLength(i));
+        for (int i = 0; i < batch.size(); i++) {
+            int id = batch.id(i);
+            table.setScanned(id, table.scanned(id) + batch.length(i));
             table.setWork(id, table.work(id) + 1);
         }
         boolean requestedFound = false;
-        for (int i = 0; i < entryCount; i++) {
-            int id = entryId(i);
+        for (int i = 0; i < batch.size(); i++) {
+            int id = batch.id(i);
             if (table.work(id) < 0) {
                 continue;
             }
@@ -888,21 +844,21 @@ public final class AurStore implements ListStore, TriggerTimes {
         long read = 0;
         long loaded = 0;
         int i = 0;
-        while (i < entryCount) {
-            if (table.mark(entryId(i)) != stamp) {
+        while (i < batch.size()) {
+            if (table.mark(batch.id(i)) != stamp) {
                 i++;
                 continue;
             }
-            int segmentId = Positions.segment(entryPosition(i));
-            long start = Positions.offset(entryPosition(i));
-            long end = start + entryLength(i);
+            int segmentId = Positions.segment(batch.position(i));
+            long start = Positions.offset(batch.position(i));
+            long end = start + batch.length(i);
             int j = i + 1;
-            while (j < entryCount
-                    && table.mark(entryId(j)) == stamp
-                    && Positions.segment(entryPosition(j)) == segmentId
-                    && Positions.offset(entryPosition(j)) == end
-                    && end + entryLength(j) - start <= scratch.length) {
-                end += entryLength(j);
+            while (j < batch.size()
+                    && table.mark(batch.id(j)) == stamp
+                    && Positions.segment(batch.position(j)) == segmentId
+                    && Positions.offset(batch.position(j)) == end
+                    && end + batch.length(j) - start <= scratch.length) {
+                end += batch.length(j);
                 j++;
             }
             LogSegment segment = dataLogs.require(segmentId);
@@ -912,14 +868,14 @@ public final class AurStore implements ListStore, TriggerTimes {
             read += length;
             int at = 0;
             for (int k = i; k < j; k++) {
-                if (table.mark(entryId(k)) != stamp) {
-                    at += entryLength(k);
+                if (table.mark(batch.id(k)) != stamp) {
+                    at += batch.length(k);
                     continue;
                 }
-                int id = entryId(k);
+                int id = batch.id(k);
                 int payload;
                 try {
-                    payload = verifyFrame(segment, start, at, length, entryLength(k));
+                    payload = verifyFrame(segment, start, at, length, batch.length(k));
                 } catch (CorruptLogException e) {
                     if (id == requested) {
                         throw e;
@@ -927,7 +883,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                     // Only a bet: drop it; the error surfaces when that window is asked for.
                     prefetch.evict(id);
                     table.setMark(id, 0);
-                    at += entryLength(k);
+                    at += batch.length(k);
                     continue;
                 }
                 int from = at + FrameDescriptor.HEADER_LENGTH;
@@ -946,7 +902,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                                     segment.path,
                                     start + from);
                 }
-                at += entryLength(k);
+                at += batch.length(k);
             }
             i = j;
         }
@@ -1032,7 +988,7 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     /** An index scan for compaction alone, collecting no window. */
     private void compact(Reclaim reclaim) throws IOException {
-        entryCount = 0;
+        batch.clear();
         scanIndex(reclaim, ++batchStamp);
     }
 
@@ -1201,17 +1157,7 @@ public final class AurStore implements ListStore, TriggerTimes {
      * budget refused the room for them (and {@code required} is false).
      */
     private boolean collectChain(int id, boolean required) {
-        int end = entryCount + (int) chainLength(id);
-        if (!growEntries(end, required)) {
-            return false;
-        }
-        int k = end;
-        for (long r = table.frameHead(id); r >= 0; r = chains.previous(r)) {
-            k--;
-            setEntry(k, id, chains.position(r), chains.length(r));
-        }
-        entryCount = end;
-        return true;
+        return batch.addChain(id, chains, table.frameHead(id), chainLength(id), required);
     }
 
     private FrameChains newChains() {
@@ -1239,20 +1185,20 @@ public final class AurStore implements ListStore, TriggerTimes {
                 table.setRebuiltHead(id, head);
                 continue;
             }
-            entryCount = 0;
+            batch.clear();
             if (!collectChain(id, false)) {
                 // No room to copy: keep the old chains, dead records and all, for now.
-                entryCount = 0;
+                batch.clear();
                 copy.close();
                 return;
             }
             long previous = FrameChains.END;
-            for (int k = 0; k < entryCount && previous != FrameChains.BROKEN; k++) {
-                previous = copy.extend(previous, entryPosition(k), entryLength(k));
+            for (int k = 0; k < batch.size() && previous != FrameChains.BROKEN; k++) {
+                previous = copy.extend(previous, batch.position(k), batch.length(k));
             }
             table.setRebuiltHead(id, previous);
         }
-        entryCount = 0;
+        batch.clear();
         installChains(copy);
     }
 
@@ -1315,40 +1261,14 @@ public final class AurStore implements ListStore, TriggerTimes {
     }
 
     private void collect(int id, long position, int length) {
-        if (entryCount == PairHeap.capacity(entries) && !growEntries(entryCount + 1, false)) {
+        if (!batch.tryAdd(id, position, length)) {
             // The budget is full: the bets go, the window asked for stays.
             dropBets();
             if (id != requestedId) {
                 return;
             }
-            growEntries(entryCount + 1, true);
+            batch.add(id, position, length);
         }
-        setEntry(entryCount++, id, position, length);
-    }
-
-    /**
-     * Grows the entry arrays to {@code needed}; a refusing budget first loses the prefetched
-     * copies. Returns false if it still refuses, unless {@code required}: then the refusal is
-     * thrown.
-     */
-    private boolean growEntries(int needed, boolean required) {
-        entries = PairHeap.withRoom(budget, entries, needed, entryCount);
-        if (PairHeap.capacity(entries) >= needed) {
-            return true;
-        }
-        prefetch.evictAll();
-        entries = PairHeap.withRoom(budget, entries, needed, entryCount);
-        if (PairHeap.capacity(entries) >= needed) {
-            return true;
-        }
-        if (!required) {
-            return false;
-        }
-        throw new MemoryBudgetExceededException(
-                "AUR entries of the window read",
-                16L * needed,
-                budget.available(),
-                budget.capacity());
     }
 
     /**
@@ -1356,13 +1276,7 @@ public final class AurStore implements ListStore, TriggerTimes {
      */
     private void dropBets() {
         prefetch.dropBets();
-        int kept = 0;
-        for (int i = 0; i < entryCount; i++) {
-            if (entryId(i) == requestedId) {
-                setEntry(kept++, entryId(i), entryPosition(i), entryLength(i));
-            }
-        }
-        entryCount = kept;
+        batch.keepOnly(requestedId);
     }
 
     /**
@@ -1909,7 +1823,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         return table.memoryBytes()
                 + writeBuffer.reservedBytes()
                 + prefetch.memoryBytes()
-                + (entries == null ? 0 : entries.memoryBytes())
+                + batch.memoryBytes()
                 + dataStaging.capacity()
                 + indexStaging.capacity()
                 + chains.memoryBytes()
@@ -1989,9 +1903,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         chains.close();
         table.release();
         writeBuffer.close();
-        if (entries != null) {
-            entries.close();
-        }
+        batch.close();
         if (dirty != null) {
             dirty.close();
             dirty = null;
