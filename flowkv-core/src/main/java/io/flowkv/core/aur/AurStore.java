@@ -1053,55 +1053,20 @@ public final class AurStore implements ListStore, TriggerTimes {
     }
 
     /**
-     * Marks the data logs a compaction empties: all of them, or the run of consecutive logs (in log
-     * order) that holds the fewest live bytes among those whose dead bytes bring the space
-     * amplification down to halfway between 1 and the threshold. Logs with no frames go too.
-     * Windows mostly die in the order they were written, so the oldest logs are nearly all dead and
-     * cost little to empty, where a full compaction rewrote about 1 / (threshold - 1) times the
-     * live bytes at every compaction.
-     *
-     * <p>A run, not any set: the compacted log takes the run's place in the order, so every
-     * window's frames stay in write order when sorted by (log order, offset), which the chain read
-     * relies on ({@link #sortByFileOrder}).
+     * Marks the data logs a compaction empties: all of them, or the cheapest run that brings the
+     * space amplification down to halfway between 1 and the threshold ({@link
+     * DataLogs#markVictims}), whose live bytes are first counted from the frame chains.
      */
     private void chooseVictims(boolean all) {
-        int n = dataLogs.size();
-        for (LogSegment segment : dataLogs) {
-            segment.victim = all || (segment.size <= LogFileHeader.LENGTH && segment != activeData);
+        long excess = 0;
+        if (!all) {
+            countLiveBytesFromChains();
+            excess =
+                    liveBytes
+                            + deadBytes
+                            - (long) (liveBytes * (1 + (compactionThreshold - 1) / 2));
         }
-        if (all) {
-            return;
-        }
-        countLiveBytesFromChains();
-        long excess =
-                liveBytes + deadBytes - (long) (liveBytes * (1 + (compactionThreshold - 1) / 2));
-        int bestFrom = -1;
-        int bestTo = -1;
-        long bestCost = Long.MAX_VALUE;
-        long bestReclaimed = 0;
-        for (int from = 0; from < n && excess > 0; from++) {
-            long reclaimed = 0;
-            long cost = 0;
-            for (int to = from; to < n && cost <= bestCost; to++) {
-                LogSegment segment = dataLogs.get(to);
-                long bytes = segment.size - LogFileHeader.LENGTH;
-                long live = Math.max(0, Math.min(segment.live, bytes));
-                reclaimed += bytes - live;
-                cost += live;
-                if (reclaimed >= excess) {
-                    if (cost < bestCost || (cost == bestCost && reclaimed > bestReclaimed)) {
-                        bestFrom = from;
-                        bestTo = to;
-                        bestCost = cost;
-                        bestReclaimed = reclaimed;
-                    }
-                    break;
-                }
-            }
-        }
-        for (int i = bestFrom; i >= 0 && i <= bestTo; i++) {
-            dataLogs.get(i).victim = true;
-        }
+        dataLogs.markVictims(all, excess, activeData);
     }
 
     // ---------------------------------------------------------------- frame chains

@@ -1,6 +1,7 @@
 package io.flowkv.core.aur;
 
 import io.flowkv.core.CorruptLogException;
+import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.Positions;
 
 import java.nio.file.Path;
@@ -98,6 +99,55 @@ final class DataLogs implements Iterable<LogSegment> {
     long fromRankPosition(long rankPosition) {
         int id = inOrder.get(Positions.segment(rankPosition)).id;
         return Positions.pack(id, Positions.offset(rankPosition));
+    }
+
+    /**
+     * Marks the logs a compaction empties ({@link LogSegment#victim}): all of them, or the run of
+     * consecutive logs (in log order) that holds the fewest live bytes ({@link LogSegment#live})
+     * among those whose dead bytes add up to {@code excess}. Logs with no frames go too, except
+     * {@code active}, the log being written. Windows mostly die in the order they were written, so
+     * the oldest logs are nearly all dead and cost little to empty, where moving every live frame
+     * rewrote about 1 / (threshold - 1) times the live bytes at every compaction.
+     *
+     * <p>A run, not any set: the compacted log takes the run's place in the order, so every
+     * window's frames stay in write order when sorted by (log order, offset), which the chain read
+     * relies on ({@link FrameBatch#sortInFileOrder}).
+     */
+    void markVictims(boolean all, long excess, LogSegment active) {
+        int n = inOrder.size();
+        for (LogSegment log : inOrder) {
+            log.victim = all || (log.size <= LogFileHeader.LENGTH && log != active);
+        }
+        if (all) {
+            return;
+        }
+        int bestFrom = -1;
+        int bestTo = -1;
+        long bestCost = Long.MAX_VALUE;
+        long bestReclaimed = 0;
+        for (int from = 0; from < n && excess > 0; from++) {
+            long reclaimed = 0;
+            long cost = 0;
+            for (int to = from; to < n && cost <= bestCost; to++) {
+                LogSegment log = inOrder.get(to);
+                long bytes = log.size - LogFileHeader.LENGTH;
+                long live = Math.max(0, Math.min(log.live, bytes));
+                reclaimed += bytes - live;
+                cost += live;
+                if (reclaimed >= excess) {
+                    if (cost < bestCost || (cost == bestCost && reclaimed > bestReclaimed)) {
+                        bestFrom = from;
+                        bestTo = to;
+                        bestCost = cost;
+                        bestReclaimed = reclaimed;
+                    }
+                    break;
+                }
+            }
+        }
+        for (int i = bestFrom; i >= 0 && i <= bestTo; i++) {
+            inOrder.get(i).victim = true;
+        }
     }
 
     /** Sets each log's {@link LogSegment#rank} and rebuilds the lookup by id. */

@@ -2,6 +2,7 @@ package io.flowkv.core.aur;
 
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.log.FileType;
+import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.Positions;
 
 import org.junit.jupiter.api.Test;
@@ -64,5 +65,51 @@ class DataLogsTest {
         }
         assertThatThrownBy(() -> logs.toRankPosition(Positions.pack(6, 0)))
                 .isInstanceOf(CorruptLogException.class);
+    }
+
+    private static LogSegment sized(int id, long bytes, long live) {
+        LogSegment segment =
+                new LogSegment(
+                        id,
+                        DIR.resolve(AurStore.fileName(AurStore.DATA_PREFIX, id)),
+                        FileType.AUR_DATA_LOG,
+                        LogFileHeader.LENGTH + bytes);
+        segment.live = live;
+        return segment;
+    }
+
+    private static List<Integer> victims(DataLogs logs) {
+        List<Integer> out = new ArrayList<>();
+        for (LogSegment segment : logs) {
+            if (segment.victim) {
+                out.add(segment.id);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void shouldEmptyTheRunWithTheFewestLiveBytesThatReclaimsTheExcess() {
+        DataLogs logs = new DataLogs(DIR);
+        LogSegment active = sized(6, 100, 100);
+        logs.replaceAll(
+                List.of(
+                        sized(1, 100, 90),
+                        sized(2, 100, 10),
+                        sized(3, 100, 20),
+                        sized(4, 0, 0),
+                        sized(5, 100, 80),
+                        active));
+
+        // 170 dead bytes in logs 2 and 3 cost 30 live bytes; 1 + 2 would cost 100.
+        logs.markVictims(false, 170, active);
+        assertThat(victims(logs)).containsExactly(2, 3, 4);
+
+        // Nothing to reclaim: only the empty log goes, never the one being written.
+        logs.markVictims(false, 0, active);
+        assertThat(victims(logs)).containsExactly(4);
+
+        logs.markVictims(true, 0, active);
+        assertThat(victims(logs)).containsExactly(1, 2, 3, 4, 5, 6);
     }
 }
