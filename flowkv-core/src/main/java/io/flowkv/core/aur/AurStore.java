@@ -92,10 +92,9 @@ public final class AurStore implements ListStore, TriggerTimes {
     private static final int LENGTH_OFFSET = 8;
     private static final int RECORD_HEADER = 12;
 
-    private static final int INDEX_FRAME_TARGET = 32 * 1024;
+    static final int INDEX_FRAME_TARGET = 32 * 1024;
     private static final int SCAN_BUFFER = 64 * 1024;
     private static final int MAX_COALESCED_READ = 256 * 1024;
-    private static final long MAX_TRANSFER = 64L << 20;
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
@@ -1022,7 +1021,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                 closeIndexWriter();
             }
             chooseVictims(reclaim == Reclaim.ALL);
-            compaction = new Compaction();
+            compaction = startCompaction();
         }
         try {
             Compaction moving = compaction;
@@ -1039,7 +1038,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                         }
                     });
             if (compaction != null) {
-                compaction.finish();
+                compaction.finish(liveBytes);
             }
         } catch (IOException | RuntimeException e) {
             if (compaction != null) {
@@ -1245,161 +1244,48 @@ public final class AurStore implements ListStore, TriggerTimes {
     }
 
     /**
-     * One compaction: the live frames of the victim data logs move to a new data log, and every
-     * live index entry goes to a new index log (with its frame's new position if it moved).
+     * Creates the logs a compaction writes (a data log with its header, an index log taking over
+     * the index staging buffer) and the chains it rebuilds; deletes what it created if that fails.
      */
-    private final class Compaction {
-        final LogSegment data;
-        final FileChannel dataChannel;
-        final LogSegment index;
-        final LogWriter writer;
-        long dataSize = LogFileHeader.LENGTH;
-        long indexFrame = -1;
-        long moved;
-        long kept;
-        LogSegment pending;
-        long pendingStart;
-        long pendingEnd;
-        final FrameChains chains;
-
-        Compaction() throws IOException {
-            for (int id = 0, end = table.highWater(); id < end; id++) {
-                table.setRebuiltHead(id, FrameChains.END);
+    private Compaction startCompaction() throws IOException {
+        int dataId = newFileId(DATA_PREFIX);
+        Path dataPath = directory.resolve(fileName(DATA_PREFIX, dataId));
+        FileChannel channel = io.openForAppend(dataPath);
+        try {
+            ByteBuffer header = ByteBuffer.allocate(LogFileHeader.LENGTH);
+            LogFileHeader.write(header, FileType.AUR_DATA_LOG, dataId);
+            header.flip();
+            while (header.hasRemaining()) {
+                channel.write(header);
             }
-            int dataId = newFileId(DATA_PREFIX);
-            Path dataPath = directory.resolve(fileName(DATA_PREFIX, dataId));
-            FileChannel channel = io.openForAppend(dataPath);
-            try {
-                ByteBuffer header = ByteBuffer.allocate(LogFileHeader.LENGTH);
-                LogFileHeader.write(header, FileType.AUR_DATA_LOG, dataId);
-                header.flip();
-                while (header.hasRemaining()) {
-                    channel.write(header);
-                }
-            } catch (IOException | RuntimeException e) {
-                closeQuietly(channel, e);
-                deleteQuietly(io, dataPath, e);
-                throw new IOException("Could not create compacted data log " + dataPath, e);
-            }
-            int indexId = newFileId(INDEX_PREFIX);
-            LogWriter out;
-            try {
-                out = createLog(INDEX_PREFIX, indexId, FileType.AUR_INDEX_LOG, indexStaging);
-            } catch (IOException | RuntimeException e) {
-                closeQuietly(channel, e);
-                deleteQuietly(io, dataPath, e);
-                throw e;
-            }
-            this.data = new LogSegment(dataId, dataPath, FileType.AUR_DATA_LOG, dataSize);
-            this.dataChannel = channel;
-            this.index = new LogSegment(indexId, out.file(), FileType.AUR_INDEX_LOG, 0);
-            this.writer = out;
-            try {
-                this.chains = newChains();
-            } catch (RuntimeException e) {
-                closeQuietly(channel, e);
-                closeQuietly(out, e);
-                deleteQuietly(io, dataPath, e);
-                deleteQuietly(io, index.path, e);
-                throw e;
-            }
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(channel, e);
+            deleteQuietly(io, dataPath, e);
+            throw new IOException("Could not create compacted data log " + dataPath, e);
         }
-
-        /**
-         * Queues the entry's frame for transfer if its data log is a victim, and rewrites the
-         * entry; returns the frame's place from now on.
-         */
-        long move(IndexEntryDescriptor e) throws IOException {
-            LogSegment from = dataLogs.require(Positions.segment(e.position));
-            long position = e.position;
-            if (from.victim) {
-                long offset = Positions.offset(e.position);
-                if (pending != from
-                        || pendingEnd != offset
-                        || pendingEnd - pendingStart + e.frameLength > MAX_TRANSFER) {
-                    drain();
-                    pending = from;
-                    pendingStart = offset;
-                    pendingEnd = offset;
-                }
-                pendingEnd += e.frameLength;
-                position = Positions.pack(data.id, dataSize);
-                dataSize += e.frameLength;
-                moved += e.frameLength;
-            } else {
-                kept += e.frameLength;
-            }
-            if (indexFrame < 0) {
-                indexFrame = writer.beginFrame();
-            }
-            IndexEntryDescriptor.write(
-                    writer,
-                    e.seq,
-                    position,
-                    e.frameLength,
-                    e.valueCount,
-                    e.maxTimestamp,
-                    e.buffer,
-                    e.keyOffset,
-                    e.keyLength,
-                    e.buffer,
-                    e.windowOffset,
-                    e.windowLength);
-            if (writer.size() - indexFrame >= INDEX_FRAME_TARGET) {
-                writer.endFrame();
-                indexFrame = -1;
-            }
-            return position;
+        int indexId = newFileId(INDEX_PREFIX);
+        LogWriter out;
+        try {
+            out = createLog(INDEX_PREFIX, indexId, FileType.AUR_INDEX_LOG, indexStaging);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(channel, e);
+            deleteQuietly(io, dataPath, e);
+            throw e;
         }
-
-        /** Appends the moved frame to its window's new chain. */
-        void chain(int id, long position, int length) {
-            table.setRebuiltHead(id, chains.extend(table.rebuiltHead(id), position, length));
+        LogSegment data =
+                new LogSegment(dataId, dataPath, FileType.AUR_DATA_LOG, LogFileHeader.LENGTH);
+        LogSegment index = new LogSegment(indexId, out.file(), FileType.AUR_INDEX_LOG, 0);
+        FrameChains rebuilt;
+        try {
+            rebuilt = newChains();
+        } catch (RuntimeException e) {
+            closeQuietly(channel, e);
+            closeQuietly(out, e);
+            deleteQuietly(io, dataPath, e);
+            deleteQuietly(io, index.path, e);
+            throw e;
         }
-
-        /** Adjacent live frames move in one zero-copy transfer. */
-        private void drain() throws IOException {
-            if (pending != null && pendingEnd > pendingStart) {
-                pending.reader(io).transferTo(pendingStart, pendingEnd - pendingStart, dataChannel);
-            }
-            pending = null;
-        }
-
-        void finish() throws IOException {
-            drain();
-            if (indexFrame >= 0) {
-                writer.endFrame();
-                indexFrame = -1;
-            }
-            writer.flush();
-            if (dataChannel.size() != dataSize) {
-                throw new IOException(
-                        "Compacted data log "
-                                + data.path
-                                + " has "
-                                + dataChannel.size()
-                                + " bytes, expected "
-                                + dataSize);
-            }
-            if (moved + kept != liveBytes) {
-                throw new IllegalStateException(
-                        "AUR compaction found "
-                                + (moved + kept)
-                                + " live bytes in the index log, the stat table has "
-                                + liveBytes);
-            }
-            dataChannel.close();
-            data.size = dataSize;
-            index.size = writer.size();
-        }
-
-        void abort(Throwable cause) {
-            chains.close();
-            closeQuietly(dataChannel, cause);
-            closeQuietly(writer, cause);
-            deleteQuietly(io, data.path, cause);
-            deleteQuietly(io, index.path, cause);
-        }
+        return new Compaction(io, table, dataLogs, data, channel, index, out, rebuilt);
     }
 
     /** Switches to the compacted logs and deletes the victims and the old index logs. */
