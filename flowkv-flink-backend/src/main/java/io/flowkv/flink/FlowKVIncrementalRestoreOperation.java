@@ -62,7 +62,7 @@ final class FlowKVIncrementalRestoreOperation<K> {
     private final ClassLoader userCodeClassLoader;
     private final StateSerializerProvider<K> keySerializerProvider;
     private final int keyGroupPrefixBytes;
-    private final Map<String, RegisteredState> states;
+    private final StateRegistry states;
     private final Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues;
     private final HeapPriorityQueueSetFactory queueFactory;
     private final StoreBinder binder;
@@ -75,7 +75,7 @@ final class FlowKVIncrementalRestoreOperation<K> {
             ClassLoader userCodeClassLoader,
             StateSerializerProvider<K> keySerializerProvider,
             int keyGroupPrefixBytes,
-            Map<String, RegisteredState> states,
+            StateRegistry states,
             Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues,
             HeapPriorityQueueSetFactory queueFactory,
             StoreBinder binder,
@@ -156,7 +156,7 @@ final class FlowKVIncrementalRestoreOperation<K> {
                 restoreClipped(handle);
             }
         }
-        for (RegisteredState state : states.values()) {
+        for (RegisteredState state : states.all()) {
             if (state.storage != null) {
                 state.storage.flush();
             }

@@ -180,7 +180,7 @@ final class FlowKVIncrementalSnapshotStrategy<K>
     @Override
     public IncrementalResources syncPrepareResources(long checkpointId) throws Exception {
         List<StateMetaInfoSnapshot> metaInfos = new ArrayList<>();
-        List<RegisteredState> kvStates = new ArrayList<>(backend.registeredStates().values());
+        List<RegisteredState> kvStates = new ArrayList<>(backend.registeredStates().all());
         for (RegisteredState state : kvStates) {
             metaInfos.add(state.metaInfo.snapshot());
         }

@@ -48,9 +48,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.RunnableFuture;
@@ -79,7 +77,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     private final FlowKVMetrics metrics;
     private final StoreBinder binder;
     private final int keyGroupPrefixBytes;
-    private final LinkedHashMap<String, RegisteredState> states;
+    private final StateRegistry states;
     private final HeapPriorityQueuesManager priorityQueuesManager;
     private final FlowKVSnapshotStrategy<K> snapshotStrategy;
     private final AutoCloseable memoryLease;
@@ -105,7 +103,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             InternalKeyContext<K> keyContext,
             String operatorIdentifier,
             StoreBinder binder,
-            LinkedHashMap<String, RegisteredState> restoredStates,
+            StateRegistry restoredStates,
             HeapPriorityQueuesManager priorityQueuesManager,
             AutoCloseable memoryLease,
             boolean incrementalCheckpoints,
@@ -142,7 +140,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         this.uploads = uploads;
         this.localRecovery = localRecovery;
         this.metrics = metrics;
-        for (RegisteredState restored : restoredStates.values()) {
+        for (RegisteredState restored : restoredStates.all()) {
             metrics.register(restored);
         }
         this.snapshotStrategy =
@@ -219,7 +217,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     private void checkpointStarts() {
         preFlushParts.clear();
         preFlushed.clear();
-        for (RegisteredState registered : states.values()) {
+        for (RegisteredState registered : states.all()) {
             StateStorage storage = registered.storage;
             if (storage == null) {
                 continue;
@@ -275,8 +273,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                             namespaceSerializer,
                             stateDesc.getSerializer(),
                             StateSnapshotTransformFactory.noTransform());
-            registered = new RegisteredState(states.size(), metaInfo);
-            states.put(stateDesc.getName(), registered);
+            registered = states.register(metaInfo);
             metrics.register(registered);
         } else {
             metaInfo = updateMetaInfo(registered, stateDesc, namespaceSerializer);
@@ -476,7 +473,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         return registered == null ? null : registered.pattern();
     }
 
-    Map<String, RegisteredState> registeredStates() {
+    StateRegistry registeredStates() {
         return states;
     }
 
@@ -620,7 +617,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         RegisteredState contents = states.get(StoreSelector.WINDOW_CONTENTS);
         if (contents == null
                 || contents.pattern() != StorePattern.AUR
-                || states.containsKey(StoreSelector.MERGING_WINDOW_SET)
+                || states.contains(StoreSelector.MERGING_WINDOW_SET)
                 || !(contents.state instanceof FlowKVListState)) {
             return;
         }
@@ -736,7 +733,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     public int numKeyValueStateEntries() {
         int sum = 0;
         try {
-            for (RegisteredState registered : states.values()) {
+            for (RegisteredState registered : states.all()) {
                 Set<ByteArray> seen = new HashSet<>();
                 values(registered)
                         .forEach(
@@ -837,7 +834,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         }
         disposed = true;
         super.dispose();
-        for (RegisteredState registered : states.values()) {
+        for (RegisteredState registered : states.all()) {
             if (registered.storage != null) {
                 if (LOG.isInfoEnabled() && !registered.storage.stats().isEmpty()) {
                     LOG.info(

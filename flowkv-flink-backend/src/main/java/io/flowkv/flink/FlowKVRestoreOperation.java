@@ -38,7 +38,7 @@ final class FlowKVRestoreOperation<K> {
     private final ClassLoader userCodeClassLoader;
     private final StateSerializerProvider<K> keySerializerProvider;
     private final int keyGroupPrefixBytes;
-    private final Map<String, RegisteredState> states;
+    private final StateRegistry states;
     private final Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues;
     private final HeapPriorityQueueSetFactory queueFactory;
     private final StoreBinder binder;
@@ -49,7 +49,7 @@ final class FlowKVRestoreOperation<K> {
             ClassLoader userCodeClassLoader,
             StateSerializerProvider<K> keySerializerProvider,
             int keyGroupPrefixBytes,
-            Map<String, RegisteredState> states,
+            StateRegistry states,
             Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues,
             HeapPriorityQueueSetFactory queueFactory,
             StoreBinder binder) {
@@ -76,7 +76,7 @@ final class FlowKVRestoreOperation<K> {
                 apply(results.next());
             }
         }
-        for (RegisteredState state : states.values()) {
+        for (RegisteredState state : states.all()) {
             if (state.storage != null) {
                 state.storage.flush();
             }
@@ -246,16 +246,11 @@ final class FlowKVRestoreOperation<K> {
     }
 
     /** The registered key-value state named in {@code snapshot}, registered now if it is new. */
-    static RegisteredState registeredState(
-            Map<String, RegisteredState> states, StateMetaInfoSnapshot snapshot) {
+    static RegisteredState registeredState(StateRegistry states, StateMetaInfoSnapshot snapshot) {
         RegisteredState registered = states.get(snapshot.getName());
-        if (registered == null) {
-            registered =
-                    new RegisteredState(
-                            states.size(), new RegisteredKeyValueStateBackendMetaInfo<>(snapshot));
-            states.put(snapshot.getName(), registered);
-        }
-        return registered;
+        return registered != null
+                ? registered
+                : states.register(new RegisteredKeyValueStateBackendMetaInfo<>(snapshot));
     }
 
     /** The timer queue named in {@code snapshot}, created now if the backend has none yet. */

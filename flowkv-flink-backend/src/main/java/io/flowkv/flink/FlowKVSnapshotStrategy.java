@@ -62,7 +62,7 @@ final class FlowKVSnapshotStrategy<K>
     @Override
     public FlowKVSnapshotResources<K> syncPrepareResources(long checkpointId) throws Exception {
         List<StateMetaInfoSnapshot> metaInfos = new ArrayList<>();
-        List<RegisteredState> kvStates = new ArrayList<>(backend.registeredStates().values());
+        List<RegisteredState> kvStates = new ArrayList<>(backend.registeredStates().all());
         for (RegisteredState state : kvStates) {
             metaInfos.add(state.metaInfo.snapshot());
         }

@@ -41,7 +41,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -242,7 +241,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 predictorClass == null
                         ? TriggerTimePredictor.sessionGap()
                         : loadPredictor(predictorClass, operatorIdentifier, userClassLoader);
-        LinkedHashMap<String, RegisteredState> states = new LinkedHashMap<>();
+        StateRegistry states = new StateRegistry();
         Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();
         HeapPriorityQueueSetFactory queueFactory =
                 new KeyGroupOrderedQueueSetFactory(

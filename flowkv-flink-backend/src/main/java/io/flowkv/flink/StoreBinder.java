@@ -6,7 +6,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.util.Map;
 
 /**
  * Binds a registered state to its storage on first use, choosing the store from everything the
@@ -18,13 +17,13 @@ final class StoreBinder {
     private final String operatorIdentifier;
     private final StorageFactory factory;
     private final StoreSelector selector;
-    private final Map<String, RegisteredState> states;
+    private final StateRegistry states;
 
     StoreBinder(
             String operatorIdentifier,
             StorageFactory factory,
             StorePattern override,
-            Map<String, RegisteredState> states) {
+            StateRegistry states) {
         this.operatorIdentifier = operatorIdentifier;
         this.factory = factory;
         this.selector =
@@ -67,7 +66,7 @@ final class StoreBinder {
                 registered.name(),
                 registered.metaInfo.getStateType(),
                 registered.metaInfo.getNamespaceSerializer(),
-                states.keySet());
+                states.names());
     }
 
     private StateStorage judged(RegisteredState registered, AarStateStorage aar) {

@@ -161,7 +161,7 @@ class FlowKVMetricsTest {
                 backends.create(
                         "metrics_op", KEY_GROUPS, ALL, List.of(first), config, restoredMetrics);
         assertThat((Long) restoredMetrics.value("flowkv.restore-millis")).isNotNegative();
-        assertThat(restored.registeredStates()).containsKeys("seen", "rows");
+        assertThat(restored.registeredStates().names()).contains("seen", "rows");
         assertThat(restoredMetrics.names()).contains("flowkv.seen.bytes-appended");
     }
 
