@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.aar.AarStore;
 import io.flowkv.core.aar.AarStoreOptions;
+import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -26,6 +27,7 @@ final class AarStateStorage extends ListStorage<AarStore> {
             Path dir,
             MemoryBudget budget,
             FlowKVSettings settings,
+            FileIo fileIo,
             KeyGroupRange keyGroups,
             int keyGroupPrefixBytes,
             long seed,
@@ -45,7 +47,7 @@ final class AarStateStorage extends ListStorage<AarStore> {
         int first = keyGroups.getStartKeyGroup();
         AarStoreOptions options =
                 AarStoreOptions.builder(dir)
-                        .fileIo(StoreFileIo.current())
+                        .fileIo(fileIo)
                         .partitions(partitions)
                         .partitioner(
                                 (key, hash, n) ->

@@ -4,6 +4,7 @@ import io.flowkv.core.TriggerTimes;
 import io.flowkv.core.aur.AurStore;
 import io.flowkv.core.aur.AurStoreOptions;
 import io.flowkv.core.aur.TriggerTimePredictor;
+import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import java.io.IOException;
@@ -23,6 +24,7 @@ final class AurStateStorage extends ListStorage<AurStore> implements TriggerTime
             Path dir,
             MemoryBudget budget,
             FlowKVSettings settings,
+            FileIo fileIo,
             TriggerTimePredictor predictor,
             int keyGroupPrefixBytes,
             long seed,
@@ -36,7 +38,7 @@ final class AurStateStorage extends ListStorage<AurStore> implements TriggerTime
                 i -> {
                     AurStoreOptions options =
                             AurStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
-                                    .fileIo(StoreFileIo.current())
+                                    .fileIo(fileIo)
                                     .readBatchRatio(settings.readBatchRatio())
                                     .predictor(predictor)
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())

@@ -258,6 +258,19 @@ public final class FlowKVOptions {
         LZ4
     }
 
+    public static final ConfigOption<String> FILE_IO_FACTORY =
+            ConfigOptions.key("state.backend.flowkv.file-io-factory")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "The class name of an io.flowkv.flink.FileIoFactory with a public "
+                                    + "no-argument constructor, loaded from the job's class path: "
+                                    + "the stores of every keyed backend open, write, sync and "
+                                    + "delete their files through the FileIo it creates (one per "
+                                    + "keyed backend). For fault-injection tests and I/O "
+                                    + "instrumentation. When not set: the local file system, "
+                                    + "directly.");
+
     public static final ConfigOption<CheckpointCompression> CHECKPOINT_COMPRESSION =
             ConfigOptions.key("state.backend.flowkv.checkpoint-compression")
                     .enumType(CheckpointCompression.class)
@@ -292,6 +305,13 @@ public final class FlowKVOptions {
 
     /** Fails with the key, the value and the allowed range of the first bad option. */
     public static void validate(ReadableConfig config) {
+        config.getOptional(FILE_IO_FACTORY)
+                .ifPresent(
+                        name -> {
+                            if (!JAVA_CLASS_NAME.matcher(name).matches()) {
+                                throw bad(FILE_IO_FACTORY, name, "fully.qualified.ClassName");
+                            }
+                        });
         config.getOptional(WRITE_BUFFER_SIZE)
                 .ifPresent(
                         size -> {

@@ -24,10 +24,12 @@ record FlowKVSettings(
         FlowKVOptions.CheckpointCompression checkpointCompression,
         int perKeyWindowsThreshold,
         int preFlushesPerCheckpoint,
-        Set<FlowKVMetrics.Group> metricGroups)
+        Set<FlowKVMetrics.Group> metricGroups,
+        String fileIoFactory)
         implements Serializable {
     /**
-     * {@code writeBufferBytes} or {@code indexCacheBytes} unset: derived from the budget by {@link
+     * {@code fileIoFactory}: a class name, or null for the local file system. {@code
+     * writeBufferBytes} or {@code indexCacheBytes} unset: derived from the budget by {@link
      * StoreSizing}; {@code timerHeapLimit} unset: derived from the JVM heap.
      */
     static final long DERIVED = -1;

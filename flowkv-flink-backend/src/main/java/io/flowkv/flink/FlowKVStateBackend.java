@@ -1,11 +1,13 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.aur.TriggerTimePredictor;
+import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -134,7 +136,8 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.CHECKPOINT_COMPRESSION),
                 config.get(FlowKVOptions.PER_KEY_WINDOWS_THRESHOLD),
                 config.get(FlowKVOptions.PRE_FLUSHES_PER_CHECKPOINT),
-                FlowKVMetrics.Group.enabledIn(config));
+                FlowKVMetrics.Group.enabledIn(config),
+                config.getOptional(FlowKVOptions.FILE_IO_FACTORY).orElse(null));
     }
 
     /**
@@ -240,7 +243,22 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         TriggerTimePredictor predictor =
                 predictorClass == null
                         ? TriggerTimePredictor.sessionGap()
-                        : loadPredictor(predictorClass, operatorIdentifier, userClassLoader);
+                        : loadPlugin(
+                                TriggerTimePredictor.class,
+                                FlowKVOptions.TRIGGER_TIME_PREDICTOR,
+                                predictorClass,
+                                operatorIdentifier,
+                                userClassLoader);
+        FileIo fileIo =
+                settings.fileIoFactory() == null
+                        ? FileIo.DEFAULT
+                        : loadPlugin(
+                                        FileIoFactory.class,
+                                        FlowKVOptions.FILE_IO_FACTORY,
+                                        settings.fileIoFactory(),
+                                        operatorIdentifier,
+                                        userClassLoader)
+                                .create();
         StateRegistry states = new StateRegistry();
         Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();
         HeapPriorityQueueSetFactory queueFactory =
@@ -259,7 +277,8 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                                 parameters.getKeyGroupRange(),
                                 keyGroupPrefixBytes,
                                 seed,
-                                predictor),
+                                predictor,
+                                fileIo),
                         override == null ? null : StorePattern.parse(override),
                         states);
 
@@ -400,13 +419,20 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         return null;
     }
 
-    /** An instance of the configured predictor class, or a failure naming option and class. */
-    private static TriggerTimePredictor loadPredictor(
-            String className, String operatorIdentifier, ClassLoader userClassLoader)
+    /**
+     * An instance of {@code className}, configured by {@code option} for {@code
+     * operatorIdentifier}, or a failure naming the option and the class.
+     */
+    private static <T> T loadPlugin(
+            Class<T> kind,
+            ConfigOption<?> option,
+            String className,
+            String operatorIdentifier,
+            ClassLoader userClassLoader)
             throws BackendBuildingException {
         String what =
                 "'"
-                        + FlowKVOptions.TRIGGER_TIME_PREDICTOR.key()
+                        + option.key()
                         + "' names "
                         + className
                         + " for "
@@ -418,15 +444,13 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         } catch (ClassNotFoundException | LinkageError e) {
             throw new BackendBuildingException(what + "it cannot be loaded: " + e, e);
         }
-        if (!TriggerTimePredictor.class.isAssignableFrom(type)) {
-            throw new BackendBuildingException(
-                    what + "it does not implement " + TriggerTimePredictor.class.getName());
+        if (!kind.isAssignableFrom(type)) {
+            throw new BackendBuildingException(what + "it does not implement " + kind.getName());
         }
         try {
-            TriggerTimePredictor predictor =
-                    (TriggerTimePredictor) type.getConstructor().newInstance();
-            LOG.info("FlowKV {}: AUR trigger times estimated by {}", operatorIdentifier, className);
-            return predictor;
+            T instance = kind.cast(type.getConstructor().newInstance());
+            LOG.info("FlowKV {}: {} is {}", operatorIdentifier, option.key(), className);
+            return instance;
         } catch (NoSuchMethodException e) {
             throw new BackendBuildingException(
                     what + "it has no public no-argument constructor", e);

@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.rmw.RmwStore;
 import io.flowkv.core.rmw.RmwStoreOptions;
@@ -45,6 +46,7 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
             Path dir,
             MemoryBudget budget,
             FlowKVSettings settings,
+            FileIo fileIo,
             int keyGroupPrefixBytes,
             long seed,
             List<Path> manifests)
@@ -59,7 +61,7 @@ final class RmwStateStorage extends PartitionedStorage<RmwStore> {
                 i -> {
                     RmwStoreOptions options =
                             RmwStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
-                                    .fileIo(StoreFileIo.current())
+                                    .fileIo(fileIo)
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
                                     .writeBufferBytes(sizing.rmwWriteBuffer(n))
                                     .indexCacheBytes(sizing.rmwIndexCache(n))

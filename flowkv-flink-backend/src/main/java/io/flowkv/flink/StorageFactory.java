@@ -1,6 +1,7 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.aur.TriggerTimePredictor;
+import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -23,6 +24,7 @@ final class StorageFactory {
     private final int keyGroupPrefixBytes;
     private final long seed;
     private final TriggerTimePredictor predictor;
+    private final FileIo fileIo;
 
     StorageFactory(
             Path baseDirectory,
@@ -31,7 +33,8 @@ final class StorageFactory {
             KeyGroupRange keyGroups,
             int keyGroupPrefixBytes,
             long seed,
-            TriggerTimePredictor predictor) {
+            TriggerTimePredictor predictor,
+            FileIo fileIo) {
         this.baseDirectory = baseDirectory;
         this.budget = budget;
         this.settings = settings;
@@ -39,6 +42,7 @@ final class StorageFactory {
         this.keyGroupPrefixBytes = keyGroupPrefixBytes;
         this.seed = seed;
         this.predictor = predictor;
+        this.fileIo = fileIo;
     }
 
     MemoryBudget budget() {
@@ -99,12 +103,20 @@ final class StorageFactory {
         switch (pattern) {
             case AAR:
                 return new AarStateStorage(
-                        dir, budget, settings, range, keyGroupPrefixBytes, stateSeed, manifests);
+                        dir,
+                        budget,
+                        settings,
+                        fileIo,
+                        range,
+                        keyGroupPrefixBytes,
+                        stateSeed,
+                        manifests);
             case AUR:
                 return new AurStateStorage(
                         dir,
                         budget,
                         settings,
+                        fileIo,
                         predictor,
                         keyGroupPrefixBytes,
                         stateSeed,
@@ -117,6 +129,7 @@ final class StorageFactory {
                         dir,
                         budget,
                         settings,
+                        fileIo,
                         keyGroupPrefixBytes,
                         stateSeed,
                         manifests);

@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.TestSeeds;
+import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.apache.flink.configuration.Configuration;
@@ -39,6 +40,7 @@ class RmwListStorageTest {
                 dir,
                 budget,
                 FlowKVStateBackend.settingsFrom(new Configuration()),
+                FileIo.DEFAULT,
                 KEY_GROUP_PREFIX,
                 7,
                 manifests);

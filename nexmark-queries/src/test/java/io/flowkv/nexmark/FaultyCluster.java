@@ -1,8 +1,9 @@
 package io.flowkv.nexmark;
 
 import io.flowkv.core.log.FaultInjectingFileIo;
+import io.flowkv.core.log.FileIo;
+import io.flowkv.flink.FileIoFactory;
 import io.flowkv.flink.FlowKVOptions;
-import io.flowkv.flink.StoreFileIo;
 import io.flowkv.nexmark.sql.SqlQueries;
 import io.flowkv.nexmark.sql.SqlQuery;
 
@@ -54,11 +55,25 @@ import java.util.function.BooleanSupplier;
 /**
  * A MiniCluster of two TaskManagers in the test's JVM with the means to hurt it: terminate a
  * TaskManager (and start a fresh one), make a user function throw, make the stores' disk fail
- * ({@link StoreFileIo} with {@link FaultInjectingFileIo}). Jobs write their records into an
- * idempotent result set per run, so a record emitted again after a restore from a checkpoint is not
- * counted twice, while a lost or a wrong record shows.
+ * ({@link FaultyDisk}, a {@link FaultInjectingFileIo} the jobs' stores write through). Jobs write
+ * their records into an idempotent result set per run, so a record emitted again after a restore
+ * from a checkpoint is not counted twice, while a lost or a wrong record shows.
  */
 final class FaultyCluster implements AutoCloseable {
+    /**
+     * The stores' file I/O of every job this JVM runs ({@code
+     * state.backend.flowkv.file-io-factory}): the disk of the cluster now open. Static because
+     * Flink instantiates the factory in the TaskManagers, which run in this JVM.
+     */
+    public static final class FaultyDisk implements FileIoFactory {
+        static volatile FileIo current = FileIo.DEFAULT;
+
+        @Override
+        public FileIo create() {
+            return current;
+        }
+    }
+
     static final int TASK_MANAGERS = 2;
 
     /** Far above a job's normal run time (seconds), and short enough to fail a stuck test. */
@@ -105,12 +120,12 @@ final class FaultyCluster implements AutoCloseable {
                                 .setNumSlotsPerTaskManager(SLOTS)
                                 .build());
         cluster.start();
-        StoreFileIo.install(disk);
+        FaultyDisk.current = disk;
     }
 
     @Override
     public void close() throws IOException {
-        StoreFileIo.reset();
+        FaultyDisk.current = FileIo.DEFAULT;
         try {
             cluster.closeAsync().get();
         } catch (InterruptedException e) {
@@ -192,6 +207,7 @@ final class FaultyCluster implements AutoCloseable {
 
     private static StreamExecutionEnvironment environment(JobSpec spec) {
         Configuration conf = new Configuration();
+        conf.set(FlowKVOptions.FILE_IO_FACTORY, FaultyDisk.class.getName());
         if (spec.backend().equals(FLOWKV_STORED_TIMERS)) {
             conf.set(StateBackendOptions.STATE_BACKEND, "flowkv");
             conf.set(FlowKVOptions.TIMER_SERVICE, FlowKVOptions.TimerService.FLOWKV);
