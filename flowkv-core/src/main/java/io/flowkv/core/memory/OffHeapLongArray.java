@@ -2,9 +2,9 @@ package io.flowkv.core.memory;
 
 /**
  * A growable array of {@code long}s in native memory reserved from a {@link MemoryBudget}: the
- * stores' work lists (record positions of a write buffer, entries of a read batch) that used to be
- * Java arrays. Growth doubles and copies; a growth the budget refuses leaves the array as it was.
- * Not thread-safe.
+ * stores' work lists (record positions of a write buffer, frames of a read batch), kept off the
+ * Java heap so that they count against the budget. Growth doubles and copies; a growth the budget
+ * refuses leaves the array as it was. Not thread-safe.
  */
 public final class OffHeapLongArray implements AutoCloseable {
     private final MemoryBudget budget;
