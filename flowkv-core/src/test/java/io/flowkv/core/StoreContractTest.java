@@ -36,14 +36,16 @@ class StoreContractTest {
 
     @TempDir Path dir;
 
-    /** How to open a store of one kind in a directory, and to restore it from a manifest. */
-    interface Kind<S extends Store> {
+    interface Opener<S extends Store> {
         S open(Path dir, MemoryBudget budget) throws IOException;
+    }
 
+    interface Restorer<S extends Store> {
         S restore(Path dir, MemoryBudget budget, Path manifest) throws IOException;
     }
 
-    record Named<S extends Store>(String name, Kind<S> kind) {
+    /** How to open a store of one kind in a directory, and to restore it from a manifest. */
+    record Named<S extends Store>(String name, Opener<S> opener, Restorer<S> restorer) {
         @Override
         public String toString() {
             return name;
@@ -52,55 +54,22 @@ class StoreContractTest {
 
     static Stream<Named<ListStore>> listStores() {
         return Stream.of(
-                new Named<>(
+                new Named<ListStore>(
                         "AAR",
-                        new Kind<ListStore>() {
-                            @Override
-                            public ListStore open(Path dir, MemoryBudget budget)
-                                    throws IOException {
-                                return AarStore.open(aar(dir), budget);
-                            }
-
-                            @Override
-                            public ListStore restore(Path dir, MemoryBudget budget, Path manifest)
-                                    throws IOException {
-                                return AarStore.restore(aar(dir), budget, manifest);
-                            }
-                        }),
-                new Named<>(
+                        (dir, budget) -> AarStore.open(aar(dir), budget),
+                        (dir, budget, manifest) -> AarStore.restore(aar(dir), budget, manifest)),
+                new Named<ListStore>(
                         "AUR",
-                        new Kind<ListStore>() {
-                            @Override
-                            public ListStore open(Path dir, MemoryBudget budget)
-                                    throws IOException {
-                                return AurStore.open(aur(dir), budget);
-                            }
-
-                            @Override
-                            public ListStore restore(Path dir, MemoryBudget budget, Path manifest)
-                                    throws IOException {
-                                return AurStore.restore(aur(dir), budget, manifest);
-                            }
-                        }));
+                        (dir, budget) -> AurStore.open(aur(dir), budget),
+                        (dir, budget, manifest) -> AurStore.restore(aur(dir), budget, manifest)));
     }
 
     static Stream<Named<ValueStore>> valueStores() {
         return Stream.of(
-                new Named<>(
+                new Named<ValueStore>(
                         "RMW",
-                        new Kind<ValueStore>() {
-                            @Override
-                            public ValueStore open(Path dir, MemoryBudget budget)
-                                    throws IOException {
-                                return RmwStore.open(rmw(dir), budget);
-                            }
-
-                            @Override
-                            public ValueStore restore(Path dir, MemoryBudget budget, Path manifest)
-                                    throws IOException {
-                                return RmwStore.restore(rmw(dir), budget, manifest);
-                            }
-                        }));
+                        (dir, budget) -> RmwStore.open(rmw(dir), budget),
+                        (dir, budget, manifest) -> RmwStore.restore(rmw(dir), budget, manifest)));
     }
 
     private static AarStoreOptions aar(Path dir) {
@@ -131,7 +100,7 @@ class StoreContractTest {
     @MethodSource("listStores")
     void listStoreReadsEachListInAppendOrderUntilRemoved(Named<ListStore> kind) throws IOException {
         MemoryBudget budget = new MemoryBudget(BUDGET);
-        try (ListStore store = kind.kind().open(dir, budget)) {
+        try (ListStore store = kind.opener().open(dir, budget)) {
             store.append(b("k1"), b("w1"), b("a"));
             store.append(b("k2"), b("w1"), b("x"));
             store.append(b("k1"), b("w1"), b("b"));
@@ -162,7 +131,7 @@ class StoreContractTest {
         String at = kind + " seed " + seed;
         MemoryBudget budget = new MemoryBudget(BUDGET);
         Map<String, List<String>> model = new HashMap<>();
-        ListStore store = kind.kind().open(dir, budget);
+        ListStore store = kind.opener().open(dir, budget);
         try {
             for (int op = 0; op < 4000; op++) {
                 String k = "key" + rnd.nextInt(40);
@@ -206,9 +175,9 @@ class StoreContractTest {
         assertThat(budget.used()).as(at + " budget after close").isZero();
     }
 
-    private static ListStore sealAndRestore(
-            Named<ListStore> kind, ListStore store, MemoryBudget budget, String at)
-            throws IOException {
+    /** Seals, closes (twice: close is idempotent) and restores the store, checking the budget. */
+    private static <S extends Store> S sealAndRestore(
+            Named<S> kind, S store, MemoryBudget budget, String at) throws IOException {
         SealedStore sealed = store.seal();
         for (SealedStore.SealedFile f : sealed.files()) {
             assertThat(Files.size(f.path()))
@@ -218,7 +187,7 @@ class StoreContractTest {
         store.close();
         store.close();
         assertThat(budget.used()).as(at + " budget between close and restore").isZero();
-        return kind.kind().restore(sealed.manifest().getParent(), budget, sealed.manifest());
+        return kind.restorer().restore(sealed.manifest().getParent(), budget, sealed.manifest());
     }
 
     private static Map<String, List<String>> scanLists(ListStore store) throws IOException {
@@ -260,7 +229,7 @@ class StoreContractTest {
     @MethodSource("valueStores")
     void valueStoreKeepsTheLastPutUntilRemoved(Named<ValueStore> kind) throws IOException {
         MemoryBudget budget = new MemoryBudget(BUDGET);
-        try (ValueStore store = kind.kind().open(dir, budget)) {
+        try (ValueStore store = kind.opener().open(dir, budget)) {
             store.put(b("k1"), b("n1"), b("first"));
             store.put(b("k1"), b("n2"), b("other namespace"));
             store.flush();
@@ -287,7 +256,7 @@ class StoreContractTest {
         String at = kind + " seed " + seed;
         MemoryBudget budget = new MemoryBudget(BUDGET);
         Map<String, String> model = new HashMap<>();
-        ValueStore store = kind.kind().open(dir, budget);
+        ValueStore store = kind.opener().open(dir, budget);
         try {
             for (int op = 0; op < 4000; op++) {
                 String k = "key" + rnd.nextInt(60);
@@ -330,16 +299,6 @@ class StoreContractTest {
             store.close();
         }
         assertThat(budget.used()).as(at + " budget after close").isZero();
-    }
-
-    private static ValueStore sealAndRestore(
-            Named<ValueStore> kind, ValueStore store, MemoryBudget budget, String at)
-            throws IOException {
-        SealedStore sealed = store.seal();
-        store.close();
-        store.close();
-        assertThat(budget.used()).as(at + " budget between close and restore").isZero();
-        return kind.kind().restore(sealed.manifest().getParent(), budget, sealed.manifest());
     }
 
     private static String value(ValueStore store, String key, String namespace) throws IOException {

@@ -2,16 +2,11 @@ package io.flowkv.flink;
 
 import io.flowkv.core.log.FileIo;
 
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
-import org.apache.flink.util.Collector;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,7 +50,12 @@ class FileIoFactoryOptionTest {
         conf.set(FlowKVOptions.FILE_IO_FACTORY, factory);
         KeyedOneInputStreamOperatorTestHarness<Long, Long, Long> h =
                 new KeyedOneInputStreamOperatorTestHarness<>(
-                        new KeyedProcessOperator<>(new Remember()), k -> k, Types.LONG, 128, 1, 0);
+                        new KeyedProcessOperator<>(new PreFlushScheduleTest.Remember()),
+                        k -> k,
+                        Types.LONG,
+                        128,
+                        1,
+                        0);
         h.setStateBackend(new FlowKVStateBackend().configure(conf, getClass().getClassLoader()));
         return h;
     }
@@ -101,21 +101,5 @@ class FileIoFactoryOptionTest {
                 .isInstanceOf(IllegalConfigurationException.class)
                 .hasMessageContaining("state.backend.flowkv.file-io-factory")
                 .hasMessageContaining("not a class");
-    }
-
-    /** Keeps the last value seen per key. */
-    private static final class Remember extends KeyedProcessFunction<Long, Long, Long> {
-        private static final long serialVersionUID = 1L;
-        private transient ValueState<Long> last;
-
-        @Override
-        public void open(OpenContext context) {
-            last = getRuntimeContext().getState(new ValueStateDescriptor<>("last", Types.LONG));
-        }
-
-        @Override
-        public void processElement(Long value, Context ctx, Collector<Long> out) throws Exception {
-            last.update(value);
-        }
     }
 }

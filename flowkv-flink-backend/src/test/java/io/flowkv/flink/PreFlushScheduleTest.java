@@ -75,8 +75,8 @@ class PreFlushScheduleTest {
         }
     }
 
-    /** Keeps the last value seen per key. */
-    private static final class Remember extends KeyedProcessFunction<Long, Long, Long> {
+    /** Keeps the last value seen per key (state "last"); other tests of the backend use it too. */
+    static final class Remember extends KeyedProcessFunction<Long, Long, Long> {
         private static final long serialVersionUID = 1L;
         private transient ValueState<Long> last;
 
