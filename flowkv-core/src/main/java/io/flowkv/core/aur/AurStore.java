@@ -20,7 +20,6 @@ import io.flowkv.core.log.Positions;
 import io.flowkv.core.memory.IoBuffer;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
-import io.flowkv.core.memory.OffHeapArena;
 import io.flowkv.core.memory.OffHeapBuffer;
 
 import java.io.IOException;
@@ -33,7 +32,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
-import static io.flowkv.core.aur.WindowStatTable.NONE;
 import static io.flowkv.core.aur.WindowStatTable.NO_ID;
 import static io.flowkv.core.aur.WindowStatTable.SERVED;
 import static io.flowkv.core.log.IoFailures.chain;
@@ -86,19 +84,12 @@ public final class AurStore implements ListStore, TriggerTimes {
     static final String LOG_SUFFIX = ".log";
     static final int MANIFEST_PAYLOAD_VERSION = 1;
 
-    /** Write-buffer record: [next record: long][value length: int][value bytes]. */
-    private static final int NEXT_OFFSET = 0;
-
-    private static final int LENGTH_OFFSET = 8;
-    private static final int RECORD_HEADER = 12;
-
     static final int INDEX_FRAME_TARGET = 32 * 1024;
     private static final int SCAN_BUFFER = 64 * 1024;
     private static final int MAX_COALESCED_READ = 256 * 1024;
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
-    private static final int DIRTY_ENTRY = Integer.BYTES + 2 * Long.BYTES;
 
     private final AurStoreOptions options;
     private final MemoryBudget budget;
@@ -107,8 +98,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     private final TriggerTimePredictor predictor;
     private final StoreStats stats = new StoreStats();
     private final WindowStatTable table;
-    private final OffHeapArena writeBuffer;
-    private final long writeBufferLimit;
+    private final WriteBuffer writeBuffer;
     private final double compactionThreshold;
     private final IndexEntryDescriptor entry = new IndexEntryDescriptor();
 
@@ -137,12 +127,6 @@ public final class AurStore implements ListStore, TriggerTimes {
     private int chainFiles;
     private long flushSeq = 1;
     private Path lastManifest;
-
-    /** Windows with values in the write buffer: [id: int][flushed length: long][position: long]. */
-    private OffHeapBuffer dirty;
-
-    private int dirtyCapacity;
-    private int dirtyCount;
 
     private final PrefetchBuffer prefetch;
 
@@ -178,15 +162,13 @@ public final class AurStore implements ListStore, TriggerTimes {
         this.dataLogs = new DataLogs(directory);
         this.predictor = options.predictor();
         Jitter jitter = options.newJitter();
-        this.writeBufferLimit = jitter.scale(options.writeBufferBytes());
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
         this.table = new WindowStatTable(budget, io, directory, options.statCacheBytes() / 4 * 3);
         this.prefetch =
                 new PrefetchBuffer(
                         table, budget, options.prefetchBufferLimit(), options.readBatchRatio());
         this.batch = new FrameBatch(budget, prefetch);
-        int chunk = (int) Math.min(64 * 1024, Math.max(1024, writeBufferLimit / 4));
-        this.writeBuffer = new OffHeapArena(budget, chunk);
+        this.writeBuffer = new WriteBuffer(table, budget, jitter.scale(options.writeBufferBytes()));
         IoBuffer data = null;
         try {
             this.chains = newChains();
@@ -251,24 +233,13 @@ public final class AurStore implements ListStore, TriggerTimes {
     public void append(byte[] key, byte[] window, byte[] value, long timestamp) throws IOException {
         checkOpen();
         int length = value.length;
-        ensureDirtyRoom();
+        reserveDirtyWindow();
         int id = table.find(key, window);
         boolean inserted = id == NO_ID;
         if (inserted) {
             id = insertMakingRoom(key, window);
         }
-        long record = allocateRecord(RECORD_HEADER + length);
-        writeBuffer.putLong(record, NEXT_OFFSET, NONE);
-        writeBuffer.putInt(record, LENGTH_OFFSET, length);
-        writeBuffer.putBytes(record, RECORD_HEADER, value, 0, length);
-        if (table.writeHead(id) == NONE) {
-            table.setWriteHead(id, record);
-            addDirty(id);
-        } else {
-            writeBuffer.putLong(table.writeTail(id), NEXT_OFFSET, record);
-        }
-        table.setWriteTail(id, record);
-        table.setValueCount(id, table.valueCount(id) + 1);
+        bufferValue(id, value);
         table.setFlags(id, table.flags(id) & ~SERVED);
         boolean later = timestamp > table.maxTimestamp(id);
         if (later) {
@@ -358,7 +329,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             return;
         }
         prefetch.evict(id);
-        removeDirty(id);
+        writeBuffer.drop(id);
         liveChainRecords -= chainLength(id);
         long disk = table.diskBytes(id);
         if (deadBytes == 0) {
@@ -395,89 +366,41 @@ public final class AurStore implements ListStore, TriggerTimes {
         table.setEtt(id, ett);
     }
 
-    private long allocateRecord(int size) throws IOException {
-        if (writeBuffer.usedBytes() + size > writeBufferLimit && dirtyCount > 0) {
+    /**
+     * Buffers a value of window {@code id}: over the write buffer's limit it flushes first; when
+     * the budget refuses room, it flushes, then gives up the prefetched copies, before it fails.
+     */
+    private void bufferValue(int id, byte[] value) throws IOException {
+        if (writeBuffer.full(value.length)) {
             flush();
         }
-        long record = writeBuffer.tryAllocate(size);
-        if (record == OffHeapArena.NO_SPACE) {
-            flush();
-            record = writeBuffer.tryAllocate(size);
-            if (record == OffHeapArena.NO_SPACE) {
-                prefetch.evictAll();
-                record = writeBuffer.tryAllocate(size);
-            }
-            if (record == OffHeapArena.NO_SPACE) {
-                throw new MemoryBudgetExceededException(
-                        "AUR write buffer", size, budget.available(), budget.capacity());
-            }
+        if (writeBuffer.tryAppend(id, value)) {
+            return;
         }
-        return record;
+        flush();
+        if (!writeBuffer.tryAppend(id, value)) {
+            prefetch.evictAll();
+            writeBuffer.append(id, value);
+        }
     }
 
     /**
-     * Makes room in the dirty-window list (and the flush arrays that go with it) for one more
-     * window before an append writes anything. A full budget gives up prefetched bets first, then
-     * flushes, which empties the list.
+     * Makes room in the write buffer's window list for one more window before an append writes
+     * anything. A full budget gives up prefetched bets first, then flushes, which empties the list.
      */
-    private void ensureDirtyRoom() throws IOException {
-        if (dirtyCount < dirtyCapacity) {
+    private void reserveDirtyWindow() throws IOException {
+        if (writeBuffer.tryReserveWindow()) {
             return;
         }
-        int capacity = Math.max(16, dirtyCapacity * 2);
-        long bytes = (long) capacity * DIRTY_ENTRY;
-        OffHeapBuffer grown = OffHeapBuffer.tryAllocate(budget, bytes);
-        if (grown == null) {
-            prefetch.evictAll();
-            grown = OffHeapBuffer.tryAllocate(budget, bytes);
-            if (grown == null) {
-                if (dirtyCount > 0) {
-                    flush();
-                    return;
-                }
-                grown = OffHeapBuffer.allocate(budget, bytes, "AUR dirty-window list");
-            }
+        prefetch.evictAll();
+        if (writeBuffer.tryReserveWindow()) {
+            return;
         }
-        if (dirty != null) {
-            dirty.copyTo(0, grown, 0, (long) dirtyCount * DIRTY_ENTRY);
-            dirty.close();
+        if (writeBuffer.windows() > 0) {
+            flush();
+        } else {
+            writeBuffer.reserveWindow();
         }
-        dirty = grown;
-        dirtyCapacity = capacity;
-    }
-
-    private int dirtyId(int i) {
-        return dirty.getInt((long) i * DIRTY_ENTRY);
-    }
-
-    private void setDirtyId(int i, int id) {
-        dirty.putInt((long) i * DIRTY_ENTRY, id);
-    }
-
-    private long flushLength(int i) {
-        return dirty.getLong((long) i * DIRTY_ENTRY + 4);
-    }
-
-    private long flushPosition(int i) {
-        return dirty.getLong((long) i * DIRTY_ENTRY + 12);
-    }
-
-    private void addDirty(int id) {
-        table.setDirtySlot(id, dirtyCount);
-        setDirtyId(dirtyCount++, id);
-    }
-
-    private void removeDirty(int id) {
-        int slot = table.dirtySlot(id);
-        if (slot >= 0) {
-            int last = dirtyId(--dirtyCount);
-            setDirtyId(slot, last);
-            table.setDirtySlot(last, slot);
-            table.setDirtySlot(id, -1);
-        }
-        table.setWriteHead(id, NONE);
-        table.setWriteTail(id, NONE);
-        table.setValueCount(id, 0);
     }
 
     /**
@@ -488,26 +411,18 @@ public final class AurStore implements ListStore, TriggerTimes {
     @Override
     public void flush() throws IOException {
         checkOpen();
-        if (dirtyCount == 0) {
+        if (writeBuffer.windows() == 0) {
             return;
         }
         prepareWriters();
         long flushed = 0;
         try {
             long indexFrame = indexWriter.beginFrame();
-            for (int i = 0; i < dirtyCount; i++) {
-                int id = dirtyId(i);
+            int windows = writeBuffer.windows();
+            for (int i = 0; i < windows; i++) {
+                int id = writeBuffer.window(i);
                 long frameAt = dataWriter.beginFrame();
-                for (long r = table.writeHead(id);
-                        r != NONE;
-                        r = writeBuffer.getLong(r, NEXT_OFFSET)) {
-                    int length = writeBuffer.getInt(r, LENGTH_OFFSET);
-                    dataWriter.putInt(length);
-                    dataWriter.putBytes(
-                            writeBuffer.chunk(r),
-                            OffHeapArena.offset(r) + (long) RECORD_HEADER,
-                            length);
-                }
+                writeBuffer.writePayload(id, dataWriter);
                 dataWriter.endFrame();
                 long frameLength = dataWriter.size() - frameAt;
                 int both = table.keyAndWindowLength(id);
@@ -529,12 +444,11 @@ public final class AurStore implements ListStore, TriggerTimes {
                         keyScratch,
                         keyLength,
                         both - keyLength);
-                if (indexWriter.size() - indexFrame >= INDEX_FRAME_TARGET && i + 1 < dirtyCount) {
+                if (indexWriter.size() - indexFrame >= INDEX_FRAME_TARGET && i + 1 < windows) {
                     indexWriter.endFrame();
                     indexFrame = indexWriter.beginFrame();
                 }
-                dirty.putLong((long) i * DIRTY_ENTRY + 4, frameLength);
-                dirty.putLong((long) i * DIRTY_ENTRY + 12, Positions.pack(activeData.id, frameAt));
+                writeBuffer.setFlushed(i, Positions.pack(activeData.id, frameAt), frameLength);
                 flushed += frameLength;
             }
             indexWriter.endFrame();
@@ -544,23 +458,19 @@ public final class AurStore implements ListStore, TriggerTimes {
             rollBackWriters(e);
             throw e;
         }
-        for (int i = 0; i < dirtyCount; i++) {
-            int id = dirtyId(i);
-            table.setDiskBytes(id, table.diskBytes(id) + flushLength(i));
-            extendChain(id, flushPosition(i), (int) flushLength(i));
+        for (int i = 0, windows = writeBuffer.windows(); i < windows; i++) {
+            int id = writeBuffer.window(i);
+            long frameLength = writeBuffer.flushedLength(i);
+            table.setDiskBytes(id, table.diskBytes(id) + frameLength);
+            extendChain(id, writeBuffer.flushedPosition(i), (int) frameLength);
             if (table.prefetched(id) != null) {
                 // The prefetched copy lacks the frame just written.
                 extendPrefetched(id);
             }
-            table.setWriteHead(id, NONE);
-            table.setWriteTail(id, NONE);
-            table.setValueCount(id, 0);
-            table.setDirtySlot(id, -1);
         }
         activeData.size = dataWriter.size();
         activeIndex.size = indexWriter.size();
-        dirtyCount = 0;
-        writeBuffer.reset();
+        writeBuffer.clear();
         flushSeq++;
         liveBytes += flushed;
         flushedSinceDeath += flushed;
@@ -685,7 +595,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                 any = batchRead(id, consumer);
             }
         }
-        any |= serveWriteBuffer(id, consumer);
+        any |= writeBuffer.forEachValue(id, consumer);
         table.setFlags(id, table.flags(id) | SERVED);
         return any;
     }
@@ -738,18 +648,6 @@ public final class AurStore implements ListStore, TriggerTimes {
             at += 4 + length;
         }
         stats.addValueBytesServedFromDisk(served);
-        return any;
-    }
-
-    private boolean serveWriteBuffer(int id, ValueConsumer consumer) {
-        boolean any = false;
-        for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
-            int length = writeBuffer.getInt(r, LENGTH_OFFSET);
-            ensureScratch(length);
-            writeBuffer.getBytes(r, RECORD_HEADER, scratch, 0, length);
-            consumer.accept(scratch, 0, length);
-            any = true;
-        }
         return any;
     }
 
@@ -932,22 +830,10 @@ public final class AurStore implements ListStore, TriggerTimes {
      * the copy instead if the prefetch buffer or the budget has no room for them.
      */
     private void extendPrefetched(int id) {
-        long extra = 0;
-        for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
-            extra += 4 + writeBuffer.getInt(r, LENGTH_OFFSET);
-        }
+        long extra = writeBuffer.payloadBytes(id);
         OffHeapBuffer values = prefetch.grow(id, extra);
-        if (values == null) {
-            return;
-        }
-        long at = values.capacity() - extra;
-        for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
-            int length = writeBuffer.getInt(r, LENGTH_OFFSET);
-            values.putInt(at, length);
-            writeBuffer
-                    .chunk(r)
-                    .copyTo(OffHeapArena.offset(r) + (long) RECORD_HEADER, values, at + 4, length);
-            at += 4 + length;
+        if (values != null) {
+            writeBuffer.copyPayload(id, values, values.capacity() - extra);
         }
     }
 
@@ -1202,7 +1088,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                 scanned += scanner.payloadLength();
                 while (at < end) {
                     at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
-                    int id = liveId(e);
+                    int id = e.liveId(table);
                     if (id != NO_ID) {
                         visitor.visit(id);
                     }
@@ -1210,18 +1096,6 @@ public final class AurStore implements ListStore, TriggerTimes {
             }
         }
         stats.addIndexScan(scanned);
-    }
-
-    private int liveId(IndexEntryDescriptor e) {
-        int id =
-                table.find(
-                        e.buffer,
-                        e.keyOffset,
-                        e.keyLength,
-                        e.buffer,
-                        e.windowOffset,
-                        e.windowLength);
-        return id != NO_ID && e.seq >= table.firstSeq(id) ? id : NO_ID;
     }
 
     private void collect(int id, long position, int length) {
@@ -1399,16 +1273,13 @@ public final class AurStore implements ListStore, TriggerTimes {
                         p += 4 + length;
                     }
                 });
-        for (int i = 0; i < dirtyCount; i++) {
-            int id = dirtyId(i);
+        for (int i = 0, windows = writeBuffer.windows(); i < windows; i++) {
+            int id = writeBuffer.window(i);
             byte[] key = table.key(id);
             byte[] window = table.window(id);
-            for (long r = table.writeHead(id); r != NONE; r = writeBuffer.getLong(r, NEXT_OFFSET)) {
-                int length = writeBuffer.getInt(r, LENGTH_OFFSET);
-                ensureScratch(length);
-                writeBuffer.getBytes(r, RECORD_HEADER, scratch, 0, length);
-                visitor.visit(key, window, scratch, 0, length);
-            }
+            writeBuffer.forEachValue(
+                    id,
+                    (value, offset, length) -> visitor.visit(key, window, value, offset, length));
         }
     }
 
@@ -1599,7 +1470,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                                         + " offset "
                                         + Positions.offset(e.position));
                     }
-                    int id = liveId(e);
+                    int id = e.liveId(table);
                     if (id != NO_ID) {
                         table.setScanned(id, table.scanned(id) + e.frameLength);
                         extendChain(id, e.position, e.frameLength);
@@ -1672,13 +1543,12 @@ public final class AurStore implements ListStore, TriggerTimes {
             return 0;
         }
         return table.memoryBytes()
-                + writeBuffer.reservedBytes()
+                + writeBuffer.memoryBytes()
                 + prefetch.memoryBytes()
                 + batch.memoryBytes()
                 + dataStaging.capacity()
                 + indexStaging.capacity()
-                + chains.memoryBytes()
-                + (dirty == null ? 0 : dirty.capacity());
+                + chains.memoryBytes();
     }
 
     /** Publishes what the store holds on disk; called wherever a window or a log file goes. */
@@ -1755,10 +1625,6 @@ public final class AurStore implements ListStore, TriggerTimes {
         table.release();
         writeBuffer.close();
         batch.close();
-        if (dirty != null) {
-            dirty.close();
-            dirty = null;
-        }
         scratch = new byte[0];
         if (failure != null) {
             throw failure;

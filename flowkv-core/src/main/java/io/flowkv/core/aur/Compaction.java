@@ -87,19 +87,7 @@ final class Compaction {
         if (indexFrame < 0) {
             indexFrame = writer.beginFrame();
         }
-        IndexEntryDescriptor.write(
-                writer,
-                e.seq,
-                position,
-                e.frameLength,
-                e.valueCount,
-                e.maxTimestamp,
-                e.buffer,
-                e.keyOffset,
-                e.keyLength,
-                e.buffer,
-                e.windowOffset,
-                e.windowLength);
+        e.writeMoved(writer, position);
         if (writer.size() - indexFrame >= AurStore.INDEX_FRAME_TARGET) {
             writer.endFrame();
             indexFrame = -1;

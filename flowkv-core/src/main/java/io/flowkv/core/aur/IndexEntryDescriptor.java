@@ -100,6 +100,31 @@ final class IndexEntryDescriptor {
         return HEADER_LENGTH + keyLength + windowLength;
     }
 
+    /** Writes the parsed entry again, pointing at {@code newPosition} (a compaction moved it). */
+    void writeMoved(LogWriter out, long newPosition) throws IOException {
+        write(
+                out,
+                seq,
+                newPosition,
+                frameLength,
+                valueCount,
+                maxTimestamp,
+                buffer,
+                keyOffset,
+                keyLength,
+                buffer,
+                windowOffset,
+                windowLength);
+    }
+
+    /** The stat table id of the parsed entry's window if the entry is live, else NO_ID. */
+    int liveId(WindowStatTable table) {
+        int id = table.find(buffer, keyOffset, keyLength, buffer, windowOffset, windowLength);
+        return id != WindowStatTable.NO_ID && seq >= table.firstSeq(id)
+                ? id
+                : WindowStatTable.NO_ID;
+    }
+
     static void write(
             LogWriter out,
             long seq,
