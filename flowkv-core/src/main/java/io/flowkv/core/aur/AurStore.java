@@ -82,11 +82,9 @@ public final class AurStore implements ListStore, TriggerTimes {
     static final String INDEX_PREFIX = "aur-index-";
     static final String MANIFEST_PREFIX = "aur-manifest-";
     static final String LOG_SUFFIX = ".log";
-    static final int MANIFEST_PAYLOAD_VERSION = 1;
 
     static final int INDEX_FRAME_TARGET = 32 * 1024;
     private static final int SCAN_BUFFER = 64 * 1024;
-    private static final int MAX_COALESCED_READ = 256 * 1024;
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
@@ -133,10 +131,10 @@ public final class AurStore implements ListStore, TriggerTimes {
     /** The frames the read now running collected. */
     private final FrameBatch batch;
 
+    private final BatchLoader loader;
+
     /** The window a read is for; the predicted ones riding along are the prefetch's bets. */
     private int requestedId = NO_ID;
-
-    private byte[] scratch = new byte[0];
 
     /** A flushed window's key and window bytes, copied out of the stat table. */
     private byte[] keyScratch = new byte[64];
@@ -168,6 +166,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                 new PrefetchBuffer(
                         table, budget, options.prefetchBufferLimit(), options.readBatchRatio());
         this.batch = new FrameBatch(budget, prefetch);
+        this.loader = new BatchLoader(directory, io, table, batch, prefetch, dataLogs, stats);
         this.writeBuffer = new WriteBuffer(table, budget, jitter.scale(options.writeBufferBytes()));
         IoBuffer data = null;
         try {
@@ -589,7 +588,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         if (table.diskBytes(id) > 0) {
             if (table.prefetched(id) != null) {
                 stats.addPrefetchHit();
-                any = serveCached(id, consumer);
+                any = loader.serveCopy(id, consumer);
             } else {
                 stats.addPrefetchMiss();
                 any = batchRead(id, consumer);
@@ -597,57 +596,6 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         any |= writeBuffer.forEachValue(id, consumer);
         table.setFlags(id, table.flags(id) | SERVED);
-        return any;
-    }
-
-    /** Serves the window's prefetched copy: [length][bytes] records in native memory. */
-    private boolean serveCached(int id, ValueConsumer consumer) {
-        OffHeapBuffer values = table.prefetched(id);
-        long end = values.capacity();
-        boolean any = false;
-        long at = 0;
-        long served = 0;
-        while (at < end) {
-            int length = end - at >= 4 ? values.getInt(at) : -1;
-            if (length < 0 || length > end - at - 4) {
-                throw new IllegalStateException(
-                        "AUR prefetched copy in "
-                                + directory
-                                + " has a bad value length "
-                                + length);
-            }
-            ensureScratch(length);
-            values.getBytes(at + 4, scratch, 0, length);
-            consumer.accept(scratch, 0, length);
-            served += length;
-            any = true;
-            at += 4 + length;
-        }
-        stats.addValueBytesServedFromDisk(served);
-        return any;
-    }
-
-    /** Serves the [length][bytes] records of a frame payload; checks lengths stay inside it. */
-    private boolean serveValues(
-            byte[] buf, int from, int end, ValueConsumer consumer, Path file, long fileOffset)
-            throws IOException {
-        boolean any = false;
-        int at = from;
-        long served = 0;
-        while (at < end) {
-            int length = end - at >= 4 ? FrameDescriptor.readIntLE(buf, at) : -1;
-            if (length < 0 || length > end - at - 4) {
-                throw new CorruptLogException(
-                        file == null ? directory : file,
-                        fileOffset + (at - from),
-                        "bad value length " + length + " in data frame");
-            }
-            consumer.accept(buf, at + 4, length);
-            served += length;
-            any = true;
-            at += 4 + length;
-        }
-        stats.addValueBytesServedFromDisk(served);
         return any;
     }
 
@@ -665,7 +613,6 @@ public final class AurStore implements ListStore, TriggerTimes {
             // The chains say where the windows' frames are: O(their frames), whatever the store
             // holds. A scan of the index log would look up every live entry's window instead.
             stats.addChainRead();
-            prepareReadBuffer();
             collectChain(requested, true);
             for (int i = 0; i < prefetch.betCount(); i++) {
                 if (!collectChain(prefetch.betId(i), false)) {
@@ -675,11 +622,10 @@ public final class AurStore implements ListStore, TriggerTimes {
                 }
             }
             batch.sortInFileOrder(dataLogs);
-            return load(requested, cacheRequested, stamp, consumer);
+            return loader.load(requested, cacheRequested, stamp, consumer);
         }
-        prepareReadBuffer();
         scanIndex(compact ? Reclaim.DEADEST : Reclaim.NOTHING, stamp);
-        return load(requested, cacheRequested, stamp, consumer);
+        return loader.load(requested, cacheRequested, stamp, consumer);
     }
 
     /** Whether the window asked for and every window bet on have an intact frame chain. */
@@ -693,135 +639,6 @@ public final class AurStore implements ListStore, TriggerTimes {
             }
         }
         return true;
-    }
-
-    /** Reads the frames the scan collected into the prefetch buffer; streams what cannot fit. */
-    private boolean load(int requested, boolean cacheRequested, long stamp, ValueConsumer consumer)
-            throws IOException {
-        for (int i = 0; i < batch.size(); i++) {
-            int id = batch.id(i);
-            table.setScanned(id, 0);
-            table.setWork(id, 0);
-        }
-        for (int i = 0; i < batch.size(); i++) {
-            int id = batch.id(i);
-            table.setScanned(id, table.scanned(id) + batch.length(i));
-            table.setWork(id, table.work(id) + 1);
-        }
-        boolean requestedFound = false;
-        for (int i = 0; i < batch.size(); i++) {
-            int id = batch.id(i);
-            if (table.work(id) < 0) {
-                continue;
-            }
-            if (table.scanned(id) != table.diskBytes(id)) {
-                throw new IllegalStateException(
-                        "AUR index scan found "
-                                + table.scanned(id)
-                                + " data bytes for a window the stat table says has "
-                                + table.diskBytes(id));
-            }
-            long payload =
-                    table.scanned(id) - (long) table.work(id) * FrameDescriptor.HEADER_LENGTH;
-            table.setWork(id, -1);
-            table.setScanned(id, 0);
-            requestedFound |= id == requested;
-            boolean wanted = id != requested || cacheRequested;
-            if (!(wanted && prefetch.admit(id, payload)) && id != requested) {
-                table.setMark(id, 0);
-            }
-        }
-        if (!requestedFound) {
-            throw new IllegalStateException(
-                    "AUR index scan found no entry of a window with "
-                            + table.diskBytes(requested)
-                            + " flushed bytes");
-        }
-        boolean any = false;
-        long read = 0;
-        long loaded = 0;
-        int i = 0;
-        while (i < batch.size()) {
-            if (table.mark(batch.id(i)) != stamp) {
-                i++;
-                continue;
-            }
-            int segmentId = Positions.segment(batch.position(i));
-            long start = Positions.offset(batch.position(i));
-            long end = start + batch.length(i);
-            int j = i + 1;
-            while (j < batch.size()
-                    && table.mark(batch.id(j)) == stamp
-                    && Positions.segment(batch.position(j)) == segmentId
-                    && Positions.offset(batch.position(j)) == end
-                    && end + batch.length(j) - start <= scratch.length) {
-                end += batch.length(j);
-                j++;
-            }
-            LogSegment segment = dataLogs.require(segmentId);
-            int length = (int) (end - start);
-            ensureScratch(length);
-            segment.reader(io).readFully(start, ByteBuffer.wrap(scratch, 0, length));
-            read += length;
-            int at = 0;
-            for (int k = i; k < j; k++) {
-                if (table.mark(batch.id(k)) != stamp) {
-                    at += batch.length(k);
-                    continue;
-                }
-                int id = batch.id(k);
-                int payload;
-                try {
-                    payload = verifyFrame(segment, start, at, length, batch.length(k));
-                } catch (CorruptLogException e) {
-                    if (id == requested) {
-                        throw e;
-                    }
-                    // Only a bet: drop it; the error surfaces when that window is asked for.
-                    prefetch.evict(id);
-                    table.setMark(id, 0);
-                    at += batch.length(k);
-                    continue;
-                }
-                int from = at + FrameDescriptor.HEADER_LENGTH;
-                OffHeapBuffer target = table.prefetched(id);
-                if (target != null) {
-                    target.putBytes(table.scanned(id), scratch, from, payload);
-                    table.setScanned(id, table.scanned(id) + payload);
-                    loaded += payload;
-                } else {
-                    any |=
-                            serveValues(
-                                    scratch,
-                                    from,
-                                    from + payload,
-                                    consumer,
-                                    segment.path,
-                                    start + from);
-                }
-                at += batch.length(k);
-            }
-            i = j;
-        }
-        shrinkScratch();
-        stats.addRead(read);
-        stats.addPrefetchLoad(loaded);
-        if (table.prefetched(requested) != null) {
-            any = serveCached(requested, consumer);
-        }
-        return any;
-    }
-
-    private int verifyFrame(LogSegment segment, long start, int at, int length, int expected)
-            throws CorruptLogException {
-        int payload = FrameDescriptor.verify(scratch, at, length - at, segment.path, start + at);
-        if (payload + FrameDescriptor.HEADER_LENGTH != expected) {
-            throw new CorruptLogException(
-                    segment.path,
-                    start + at,
-                    "data frame of " + payload + " bytes, index entry says " + expected);
-        }
-        return payload;
     }
 
     /**
@@ -919,7 +736,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                             position = moving.move(entry);
                             moving.chain(id, position, entry.frameLength);
                         }
-                        if (table.mark(id) == stamp) {
+                        if (table.batchStamp(id) == stamp) {
                             collect(id, position, entry.frameLength);
                         }
                     });
@@ -1313,7 +1130,8 @@ public final class AurStore implements ListStore, TriggerTimes {
         if (indexWriter != null) {
             closeIndexWriter();
         }
-        byte[] payload = encodeManifest();
+        byte[] payload =
+                AurManifest.encode(flushSeq, nextFileId, readClock, dataLogs, indexSegments, table);
         int manifestId = newFileId(MANIFEST_PREFIX);
         Path manifest = directory.resolve(fileName(MANIFEST_PREFIX, manifestId));
         ManifestFile.write(io, manifest, manifestId, payload, durable);
@@ -1331,122 +1149,38 @@ public final class AurStore implements ListStore, TriggerTimes {
         return new SealedStore(manifest, files);
     }
 
-    private byte[] encodeManifest() {
-        ManifestCodec.Writer out = new ManifestCodec.Writer();
-        out.putInt(MANIFEST_PAYLOAD_VERSION);
-        out.putLong(flushSeq);
-        out.putInt(nextFileId);
-        out.putLong(readClock);
-        out.putInt(dataLogs.size());
-        for (LogSegment segment : dataLogs) {
-            out.putInt(segment.id);
-            out.putLong(segment.size);
-        }
-        out.putInt(indexSegments.size());
-        for (LogSegment segment : indexSegments) {
-            out.putInt(segment.id);
-            out.putLong(segment.size);
-        }
-        out.putInt(table.size());
-        for (int id = 0, end = table.highWater(); id < end; id++) {
-            if (!table.inUse(id)) {
-                continue;
-            }
-            out.putLong(table.ett(id));
-            out.putLong(table.maxTimestamp(id));
-            out.putLong(table.firstSeq(id));
-            out.putLong(table.diskBytes(id));
-            out.putInt(table.flags(id) & EXPLICIT_ETT);
-            out.putBytes(table.key(id));
-            out.putBytes(table.window(id));
-        }
-        return out.toByteArray();
-    }
-
     private void load(Path manifest, byte[] payload) throws IOException {
-        ManifestCodec.Reader in = new ManifestCodec.Reader(manifest, payload);
-        int version = in.getInt("payload version");
-        if (version != MANIFEST_PAYLOAD_VERSION) {
-            throw new CorruptLogException(
-                    manifest,
-                    0,
-                    "unsupported AUR manifest payload version "
-                            + version
-                            + " (this build reads "
-                            + MANIFEST_PAYLOAD_VERSION
-                            + ")");
-        }
-        flushSeq = in.getLong("flush sequence");
-        nextFileId = in.getInt("next file id");
-        readClock = in.getLong("read clock");
+        AurManifest m = AurManifest.decode(manifest, payload, directory, table);
+        flushSeq = m.flushSeq;
+        nextFileId = m.nextFileId;
+        readClock = m.readClock;
+        // Listed first, so that closing the store on a failure closes the logs opened so far.
+        dataLogs.replaceAll(m.dataLogs);
+        indexSegments.addAll(m.indexLogs);
         long dataTotal = 0;
-        int dataCount = in.getCount("data segment count");
-        List<LogSegment> logs = new ArrayList<>(dataCount);
-        for (int i = 0; i < dataCount; i++) {
-            LogSegment segment =
-                    segment(in.getInt("data segment id"), DATA_PREFIX, FileType.AUR_DATA_LOG, in);
-            logs.add(segment);
+        for (LogSegment segment : m.dataLogs) {
             segment.reader(io);
             dataTotal += segment.size - LogFileHeader.LENGTH;
         }
-        dataLogs.replaceAll(logs);
-        int indexCount = in.getCount("index segment count");
-        for (int i = 0; i < indexCount; i++) {
-            LogSegment segment =
-                    segment(
-                            in.getInt("index segment id"),
-                            INDEX_PREFIX,
-                            FileType.AUR_INDEX_LOG,
-                            in);
-            indexSegments.add(segment);
-        }
-        int windows = in.getCount("window count");
-        long live = 0;
-        for (int i = 0; i < windows; i++) {
-            long ett = in.getLong("ett");
-            long maxTimestamp = in.getLong("max timestamp");
-            long firstSeq = in.getLong("first sequence");
-            long disk = in.getLong("data bytes");
-            int flags = in.getInt("flags");
-            byte[] key = in.getBytes("key");
-            byte[] window = in.getBytes("window");
-            if (table.find(key, window) != NO_ID || disk < 0) {
-                throw new CorruptLogException(
-                        manifest, 0, "duplicate or invalid window entry " + i + " in manifest");
-            }
-            int id = table.insert(key, window, firstSeq);
-            table.setEtt(id, ett);
-            table.setMaxTimestamp(id, maxTimestamp);
-            table.setDiskBytes(id, disk);
-            table.setFlags(id, flags & EXPLICIT_ETT);
-            live += disk;
-        }
         verifyIndex(manifest);
-        liveBytes = live;
-        deadBytes = dataTotal - live;
+        liveBytes = m.liveBytes;
+        deadBytes = dataTotal - m.liveBytes;
         if (deadBytes < 0) {
             throw new CorruptLogException(
                     manifest,
                     0,
-                    "windows hold " + live + " data bytes but the data logs only " + dataTotal);
+                    "windows hold "
+                            + m.liveBytes
+                            + " data bytes but the data logs only "
+                            + dataTotal);
         }
         publishSpace();
-    }
-
-    private LogSegment segment(int id, String prefix, FileType type, ManifestCodec.Reader in)
-            throws IOException {
-        long length = in.getLong("segment length");
-        if (id <= 0 || id > Positions.MAX_SEGMENT || length < LogFileHeader.LENGTH) {
-            throw new CorruptLogException(
-                    in.file(), 0, "bad segment id " + id + " or length " + length);
-        }
-        return new LogSegment(id, directory.resolve(fileName(prefix, id)), type, length);
     }
 
     /** Checks every index frame's checksum and that the index and the stat table agree. */
     private void verifyIndex(Path manifest) throws IOException {
         for (int id = 0, end = table.highWater(); id < end; id++) {
-            table.setScanned(id, 0);
+            table.setCollectedBytes(id, 0);
         }
         liveChainRecords = 0;
         IndexEntryDescriptor e = new IndexEntryDescriptor();
@@ -1472,19 +1206,19 @@ public final class AurStore implements ListStore, TriggerTimes {
                     }
                     int id = e.liveId(table);
                     if (id != NO_ID) {
-                        table.setScanned(id, table.scanned(id) + e.frameLength);
+                        table.setCollectedBytes(id, table.collectedBytes(id) + e.frameLength);
                         extendChain(id, e.position, e.frameLength);
                     }
                 }
             }
         }
         for (int id = 0, end = table.highWater(); id < end; id++) {
-            if (table.inUse(id) && table.scanned(id) != table.diskBytes(id)) {
+            if (table.inUse(id) && table.collectedBytes(id) != table.diskBytes(id)) {
                 throw new CorruptLogException(
                         manifest,
                         0,
                         "the index logs hold "
-                                + table.scanned(id)
+                                + table.collectedBytes(id)
                                 + " data bytes of a window the manifest records with "
                                 + table.diskBytes(id));
             }
@@ -1559,30 +1293,6 @@ public final class AurStore implements ListStore, TriggerTimes {
         stats.setEntries(table.size());
     }
 
-    /**
-     * Coalesced reads go through one heap buffer of {@link #MAX_COALESCED_READ} bytes: values leave
-     * it for the caller's deserializer, which works on the heap. It is not charged to the budget
-     * (which stands for native memory); its size is fixed, whatever the store holds.
-     */
-    private void prepareReadBuffer() {
-        if (scratch.length < MAX_COALESCED_READ) {
-            scratch = new byte[MAX_COALESCED_READ];
-        }
-    }
-
-    private void ensureScratch(int length) {
-        if (scratch.length < length) {
-            scratch = new byte[Math.max(length, Math.min(MAX_COALESCED_READ, scratch.length * 2))];
-        }
-    }
-
-    /** A frame larger than a coalesced read needed a big scratch array: let it go. */
-    private void shrinkScratch() {
-        if (scratch.length > MAX_COALESCED_READ) {
-            scratch = new byte[0];
-        }
-    }
-
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("AUR store in " + directory + " is closed");
@@ -1625,7 +1335,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         table.release();
         writeBuffer.close();
         batch.close();
-        scratch = new byte[0];
+        loader.release();
         if (failure != null) {
             throw failure;
         }

@@ -61,7 +61,7 @@ final class PrefetchBuffer implements AutoCloseable {
         }
         boolean cacheRequested = need <= limit - used;
         long room = limit - used - (cacheRequested ? need : 0);
-        table.setMark(requested, stamp);
+        table.setBatchStamp(requested, stamp);
         int predicted = selectPredicted(requested, now);
         int kept = 0;
         for (int i = 0; i < predicted; i++) {
@@ -72,7 +72,7 @@ final class PrefetchBuffer implements AutoCloseable {
                 break;
             }
             room -= bytes;
-            table.setMark(id, stamp);
+            table.setBatchStamp(id, stamp);
             kept++;
         }
         betCount = kept;
@@ -139,7 +139,7 @@ final class PrefetchBuffer implements AutoCloseable {
     /** Forgets the bets of the read now running and their marks. */
     void dropBets() {
         for (int i = 0; i < betCount; i++) {
-            table.setMark(betId(i), 0);
+            table.setBatchStamp(betId(i), 0);
         }
         betCount = 0;
     }

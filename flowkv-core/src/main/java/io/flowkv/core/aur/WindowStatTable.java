@@ -27,9 +27,9 @@ import java.util.Arrays;
  *
  * <pre>
  *   0 ett            8 max timestamp   16 first sequence   24 data-log bytes
- *  32 write head    40 write tail      48 mark             56 scanned bytes
+ *  32 write head    40 write tail      48 batch stamp      56 collected bytes
  *  64 frame head    72 rebuilt head    80 key block        88 flags
- *  92 dirty slot    96 value count    100 work            104 key length
+ *  92 dirty slot    96 value count    100 collected frames 104 key length
  * 108 window length 112 prefetch slot 116 (unused)        120 key and window bytes (inline)
  * 168
  * </pre>
@@ -37,9 +37,9 @@ import java.util.Arrays;
  * The estimated trigger time and whether the engine set it, the largest timestamp, the first flush
  * sequence number of this incarnation (older index entries are dead), the data-log bytes of its
  * flushed frames and the head of their {@link FrameChains chain}, the head and tail of its
- * write-buffer chain, scratch fields of reads and compactions, and where its key and window bytes
- * are ({@link #INLINE} or a slab block: key then window). A free record has key block {@link
- * #FREE}; its write-head field links the free list.
+ * write-buffer chain, what the read now running collected for it (see {@link BatchLoader}), and
+ * where its key and window bytes are ({@link #INLINE} or a slab block: key then window). A free
+ * record has key block {@link #FREE}; its write-head field links the free list.
  */
 final class WindowStatTable {
     static final int NO_ID = -1;
@@ -62,15 +62,15 @@ final class WindowStatTable {
     private static final int DISK_BYTES = 24;
     private static final int WRITE_HEAD = 32;
     private static final int WRITE_TAIL = 40;
-    private static final int MARK = 48;
-    private static final int SCANNED = 56;
+    private static final int BATCH_STAMP = 48;
+    private static final int COLLECTED_BYTES = 56;
     private static final int FRAME_HEAD = 64;
     private static final int REBUILT_HEAD = 72;
     private static final int KEY_BLOCK = 80;
     private static final int FLAGS = 88;
     private static final int DIRTY_SLOT = 92;
     private static final int VALUE_COUNT = 96;
-    private static final int WORK = 100;
+    private static final int COLLECTED_FRAMES = 100;
     private static final int KEY_LENGTH = 104;
     private static final int WINDOW_LENGTH = 108;
     private static final int PREFETCH_SLOT = 112;
@@ -322,15 +322,15 @@ final class WindowStatTable {
         putLong(id, DISK_BYTES, 0);
         putLong(id, WRITE_HEAD, NONE);
         putLong(id, WRITE_TAIL, NONE);
-        putLong(id, MARK, 0);
-        putLong(id, SCANNED, 0);
+        putLong(id, BATCH_STAMP, 0);
+        putLong(id, COLLECTED_BYTES, 0);
         putLong(id, FRAME_HEAD, FrameChains.END);
         putLong(id, REBUILT_HEAD, FrameChains.END);
         putLong(id, KEY_BLOCK, block);
         putInt(id, FLAGS, 0);
         putInt(id, DIRTY_SLOT, -1);
         putInt(id, VALUE_COUNT, 0);
-        putInt(id, WORK, 0);
+        putInt(id, COLLECTED_FRAMES, 0);
         putInt(id, KEY_LENGTH, key.length);
         putInt(id, WINDOW_LENGTH, window.length);
         putInt(id, PREFETCH_SLOT, -1);
@@ -413,20 +413,25 @@ final class WindowStatTable {
         putLong(id, WRITE_TAIL, record);
     }
 
-    long mark(int id) {
-        return getLong(id, MARK);
+    /** The stamp of the read whose batch holds the window; 0 or an older stamp if none. */
+    long batchStamp(int id) {
+        return getLong(id, BATCH_STAMP);
     }
 
-    void setMark(int id, long stamp) {
-        putLong(id, MARK, stamp);
+    void setBatchStamp(int id, long stamp) {
+        putLong(id, BATCH_STAMP, stamp);
     }
 
-    long scanned(int id) {
-        return getLong(id, SCANNED);
+    /**
+     * Bytes a read or a restore tallied for the window: the bytes of its frames collected, then, in
+     * a read, how much of its prefetched copy is filled.
+     */
+    long collectedBytes(int id) {
+        return getLong(id, COLLECTED_BYTES);
     }
 
-    void setScanned(int id, long bytes) {
-        putLong(id, SCANNED, bytes);
+    void setCollectedBytes(int id, long bytes) {
+        putLong(id, COLLECTED_BYTES, bytes);
     }
 
     long frameHead(int id) {
@@ -469,12 +474,13 @@ final class WindowStatTable {
         putInt(id, VALUE_COUNT, count);
     }
 
-    int work(int id) {
-        return getInt(id, WORK);
+    /** Frames a read collected for the window; -1 once the read checked them. */
+    int collectedFrames(int id) {
+        return getInt(id, COLLECTED_FRAMES);
     }
 
-    void setWork(int id, int work) {
-        putInt(id, WORK, work);
+    void setCollectedFrames(int id, int frames) {
+        putInt(id, COLLECTED_FRAMES, frames);
     }
 
     // ---------------------------------------------------------------- prefetched copies
