@@ -212,14 +212,8 @@ class StoreContractTest {
 
     private static List<String> list(ListStore store, String key, String window)
             throws IOException {
-        List<String> out = new ArrayList<>();
-        boolean found =
-                store.get(
-                        b(key),
-                        b(window),
-                        (buf, off, len) ->
-                                out.add(new String(buf, off, len, StandardCharsets.UTF_8)));
-        assertThat(found).as("list of " + key + "|" + window + " found").isTrue();
+        List<String> out = ListReads.values(store, key, window);
+        assertThat(out).as("list of " + key + "|" + window).isNotEmpty();
         return out;
     }
 

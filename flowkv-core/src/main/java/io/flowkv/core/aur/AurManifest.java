@@ -8,7 +8,9 @@ import io.flowkv.core.log.Positions;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
 import static io.flowkv.core.aur.WindowStatTable.NO_ID;
@@ -113,19 +115,10 @@ final class AurManifest {
         long flushSeq = in.getLong("flush sequence");
         int nextFileId = in.getInt("next file id");
         long readClock = in.getLong("read clock");
-        int dataCount = in.getCount("data segment count");
-        List<LogSegment> dataLogs = new ArrayList<>(dataCount);
-        for (int i = 0; i < dataCount; i++) {
-            int id = in.getInt("data segment id");
-            dataLogs.add(segment(id, AurStore.DATA_PREFIX, FileType.AUR_DATA_LOG, in, directory));
-        }
-        int indexCount = in.getCount("index segment count");
-        List<LogSegment> indexLogs = new ArrayList<>(indexCount);
-        for (int i = 0; i < indexCount; i++) {
-            int id = in.getInt("index segment id");
-            indexLogs.add(
-                    segment(id, AurStore.INDEX_PREFIX, FileType.AUR_INDEX_LOG, in, directory));
-        }
+        List<LogSegment> dataLogs =
+                segments("data", AurStore.DATA_PREFIX, FileType.AUR_DATA_LOG, in, directory);
+        List<LogSegment> indexLogs =
+                segments("index", AurStore.INDEX_PREFIX, FileType.AUR_INDEX_LOG, in, directory);
         int windows = in.getCount("window count");
         long live = 0;
         for (int i = 0; i < windows; i++) {
@@ -150,14 +143,26 @@ final class AurManifest {
         return new AurManifest(flushSeq, nextFileId, readClock, dataLogs, indexLogs, live);
     }
 
-    private static LogSegment segment(
-            int id, String prefix, FileType type, ManifestCodec.Reader in, Path directory)
+    private static List<LogSegment> segments(
+            String kind, String prefix, FileType type, ManifestCodec.Reader in, Path directory)
             throws IOException {
-        long length = in.getLong("segment length");
-        if (id <= 0 || id > Positions.MAX_SEGMENT || length < LogFileHeader.LENGTH) {
-            throw new CorruptLogException(
-                    in.file(), 0, "bad segment id " + id + " or length " + length);
+        int count = in.getCount(kind + " segment count");
+        List<LogSegment> segments = new ArrayList<>(count);
+        Set<Integer> ids = new HashSet<>();
+        for (int i = 0; i < count; i++) {
+            int id = in.getInt(kind + " segment id");
+            long length = in.getLong("segment length");
+            if (id <= 0 || id > Positions.MAX_SEGMENT || length < LogFileHeader.LENGTH) {
+                throw new CorruptLogException(
+                        in.file(), 0, "bad segment id " + id + " or length " + length);
+            }
+            if (!ids.add(id)) {
+                throw new CorruptLogException(
+                        in.file(), 0, kind + " segment id " + id + " listed twice");
+            }
+            Path file = directory.resolve(AurStore.fileName(prefix, id));
+            segments.add(new LogSegment(id, file, type, length));
         }
-        return new LogSegment(id, directory.resolve(AurStore.fileName(prefix, id)), type, length);
+        return segments;
     }
 }

@@ -30,7 +30,23 @@
  * </pre>
  *
  * {@link io.flowkv.core.aur.AurStore} is the store, {@link io.flowkv.core.aur.AurStoreOptions} its
- * configuration, {@link io.flowkv.core.aur.TriggerTimePredictor} the seam for custom windows. File
- * layouts are in docs/FORMAT.md.
+ * configuration, {@link io.flowkv.core.aur.TriggerTimePredictor} the seam for custom windows. The
+ * store decides; its parts hold the state, one job each:
+ *
+ * <ul>
+ *   <li>{@code WriteBuffer} (1, 3): buffered values chained per window, and the windows that have
+ *       any;
+ *   <li>{@code WindowStatTable} (2): one off-heap record per live window, paged to a scratch file
+ *       past its cache;
+ *   <li>{@code PrefetchBuffer} (4): which windows to bet on, and their copies;
+ *   <li>{@code FrameChains} (5): each window's flushed frames; {@code FrameBatch}: the frames one
+ *       miss collects, in file order; {@code BatchLoader} (6): reads them;
+ *   <li>{@code DataLogs} and {@code IndexEntryDescriptor}: the data logs in log order, and the
+ *       entries of the index log;
+ *   <li>{@code Compaction} (7): the move to a new data log and index log;
+ *   <li>{@code AurManifest}: what a seal writes and a restore reads.
+ * </ul>
+ *
+ * File layouts are in docs/FORMAT.md.
  */
 package io.flowkv.core.aur;

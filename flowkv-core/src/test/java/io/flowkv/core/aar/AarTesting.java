@@ -1,5 +1,6 @@
 package io.flowkv.core.aar;
 
+import io.flowkv.core.ListReads;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.memory.MemoryBudget;
 
@@ -7,7 +8,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -25,17 +25,7 @@ final class AarTesting {
 
     /** The values of (key, window) as strings; empty when get returned false. */
     static List<String> values(AarStore store, String key, String window) throws IOException {
-        List<String> out = new ArrayList<>();
-        boolean found =
-                store.get(
-                        b(key),
-                        b(window),
-                        (buf, off, len) ->
-                                out.add(new String(buf, off, len, StandardCharsets.UTF_8)));
-        if (found == out.isEmpty()) {
-            throw new AssertionError("get returned " + found + " with values " + out);
-        }
-        return out;
+        return ListReads.values(store, key, window);
     }
 
     static List<Path> logFiles(Path dir) throws IOException {

@@ -1,12 +1,11 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.ListReads;
 import io.flowkv.core.TestSeeds;
-import io.flowkv.core.ValueConsumer;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 
 final class AurTestSupport {
@@ -28,9 +27,6 @@ final class AurTestSupport {
 
     /** The window's values as strings, or null if get returned false. */
     static List<String> read(AurStore store, byte[] key, byte[] window) throws IOException {
-        List<String> values = new ArrayList<>();
-        ValueConsumer consumer =
-                (buf, off, len) -> values.add(new String(buf, off, len, StandardCharsets.UTF_8));
-        return store.get(key, window, consumer) ? values : null;
+        return ListReads.read(store, key, window);
     }
 }
