@@ -3,7 +3,20 @@ package io.flowkv.flink;
 import io.flowkv.core.aur.TriggerTimePredictor;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.flink.config.FlowKVSettings;
+import io.flowkv.flink.config.MetricsGroup;
+import io.flowkv.flink.metrics.FlowKVMetrics;
+import io.flowkv.flink.restore.FlowKVIncrementalRestoreOperation;
+import io.flowkv.flink.restore.FlowKVRestoreOperation;
+import io.flowkv.flink.snapshot.FlowKVIncrementalSnapshotStrategy;
+import io.flowkv.flink.snapshot.UploadedFiles;
+import io.flowkv.flink.storage.StateRegistry;
+import io.flowkv.flink.storage.StorageFactory;
+import io.flowkv.flink.storage.StoreBinder;
+import io.flowkv.flink.storage.StorePattern;
+import io.flowkv.flink.timers.KeyGroupOrderedQueueSetFactory;
 
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -115,7 +128,8 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         }
     }
 
-    static FlowKVSettings settingsFrom(ReadableConfig config) {
+    @VisibleForTesting
+    public static FlowKVSettings settingsFrom(ReadableConfig config) {
         FlowKVOptions.validate(config);
         return new FlowKVSettings(
                 config.getOptional(FlowKVOptions.WRITE_BUFFER_SIZE)
@@ -136,7 +150,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 config.get(FlowKVOptions.CHECKPOINT_COMPRESSION),
                 config.get(FlowKVOptions.PER_KEY_WINDOWS_THRESHOLD),
                 config.get(FlowKVOptions.PRE_FLUSHES_PER_CHECKPOINT),
-                FlowKVMetrics.Group.enabledIn(config),
+                MetricsGroup.enabledIn(config),
                 config.getOptional(FlowKVOptions.FILE_IO_FACTORY).orElse(null));
     }
 
