@@ -3,6 +3,7 @@ package io.flowkv.flink.config;
 import io.flowkv.flink.FlowKVOptions;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.configuration.ReadableConfig;
 
 import java.io.Serializable;
 import java.util.List;
@@ -46,6 +47,32 @@ public record FlowKVSettings(
         triggerTimePredictors =
                 triggerTimePredictors == null ? Map.of() : Map.copyOf(triggerTimePredictors);
         metricGroups = metricGroups == null ? Set.of() : Set.copyOf(metricGroups);
+    }
+
+    /** The settings {@code config} gives, once {@link FlowKVOptions#validate} accepts it. */
+    public static FlowKVSettings from(ReadableConfig config) {
+        FlowKVOptions.validate(config);
+        return new FlowKVSettings(
+                config.getOptional(FlowKVOptions.WRITE_BUFFER_SIZE)
+                        .map(size -> size.getBytes())
+                        .orElse(DERIVED),
+                config.getOptional(FlowKVOptions.INDEX_CACHE_SIZE)
+                        .map(size -> size.getBytes())
+                        .orElse(DERIVED),
+                config.get(FlowKVOptions.READ_BATCH_RATIO),
+                config.get(FlowKVOptions.MAX_SPACE_AMPLIFICATION),
+                config.get(FlowKVOptions.PARTITIONS),
+                config.getOptional(FlowKVOptions.LOCAL_DIRECTORIES).orElse(List.of()),
+                config.get(FlowKVOptions.PATTERN_OVERRIDE),
+                config.get(FlowKVOptions.TRIGGER_TIME_PREDICTOR),
+                config.get(FlowKVOptions.TIMER_SERVICE),
+                config.getOptional(FlowKVOptions.TIMER_HEAP_LIMIT).orElse(DERIVED),
+                config.get(FlowKVOptions.FULL_CHECKPOINT_FORMAT),
+                config.get(FlowKVOptions.CHECKPOINT_COMPRESSION),
+                config.get(FlowKVOptions.PER_KEY_WINDOWS_THRESHOLD),
+                config.get(FlowKVOptions.PRE_FLUSHES_PER_CHECKPOINT),
+                MetricsGroup.enabledIn(config),
+                config.getOptional(FlowKVOptions.FILE_IO_FACTORY).orElse(null));
     }
 
     /**

@@ -36,7 +36,7 @@ public enum MetricsGroup {
     }
 
     /** The groups {@code config} switches on. */
-    public static Set<MetricsGroup> enabledIn(ReadableConfig config) {
+    static Set<MetricsGroup> enabledIn(ReadableConfig config) {
         Set<MetricsGroup> enabled = EnumSet.noneOf(MetricsGroup.class);
         for (MetricsGroup group : values()) {
             if (config.get(group.option)) {

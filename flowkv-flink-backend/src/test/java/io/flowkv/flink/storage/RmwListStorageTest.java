@@ -4,7 +4,7 @@ import io.flowkv.core.SealedStore;
 import io.flowkv.core.TestSeeds;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
-import io.flowkv.flink.FlowKVStateBackend;
+import io.flowkv.flink.config.FlowKVSettings;
 
 import org.apache.flink.configuration.Configuration;
 
@@ -40,7 +40,7 @@ class RmwListStorageTest {
                 true,
                 dir,
                 budget,
-                FlowKVStateBackend.settingsFrom(new Configuration()),
+                FlowKVSettings.from(new Configuration()),
                 FileIo.DEFAULT,
                 KEY_GROUP_PREFIX,
                 7,

@@ -3,7 +3,7 @@ package io.flowkv.flink.storage;
 import io.flowkv.core.aur.AurStoreOptions;
 import io.flowkv.core.index.PagedHashIndex;
 import io.flowkv.flink.FlowKVOptions;
-import io.flowkv.flink.FlowKVStateBackend;
+import io.flowkv.flink.config.FlowKVSettings;
 
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
@@ -17,8 +17,7 @@ class StoreSizingTest {
 
     @Test
     void shouldSplitTheBudgetByPatternAndInstances() {
-        StoreSizing sizing =
-                new StoreSizing(FlowKVStateBackend.settingsFrom(new Configuration()), 64 * MIB);
+        StoreSizing sizing = new StoreSizing(FlowKVSettings.from(new Configuration()), 64 * MIB);
 
         assertThat(sizing.aarWriteBuffer()).isEqualTo(16 * MIB);
         assertThat(sizing.aurWriteBuffer(2)).isEqualTo(8 * MIB);
@@ -30,8 +29,7 @@ class StoreSizingTest {
 
     @Test
     void shouldKeepEverySizeAboveWhatItsStoreWorksWith() {
-        StoreSizing sizing =
-                new StoreSizing(FlowKVStateBackend.settingsFrom(new Configuration()), MIB);
+        StoreSizing sizing = new StoreSizing(FlowKVSettings.from(new Configuration()), MIB);
 
         assertThat(sizing.rmwWriteBuffer(64)).isEqualTo(StoreSizing.MIN_WRITE_BUFFER_BYTES);
         assertThat(sizing.aurPrefetchBuffer(64)).isEqualTo(MIB);
@@ -44,7 +42,7 @@ class StoreSizingTest {
         Configuration config = new Configuration();
         config.set(FlowKVOptions.WRITE_BUFFER_SIZE, MemorySize.ofMebiBytes(3));
         config.set(FlowKVOptions.INDEX_CACHE_SIZE, MemorySize.ofMebiBytes(5));
-        StoreSizing sizing = new StoreSizing(FlowKVStateBackend.settingsFrom(config), 64 * MIB);
+        StoreSizing sizing = new StoreSizing(FlowKVSettings.from(config), 64 * MIB);
 
         assertThat(sizing.aarWriteBuffer()).isEqualTo(3 * MIB);
         assertThat(sizing.aurWriteBuffer(4)).isEqualTo(3 * MIB);
