@@ -5,7 +5,6 @@ import io.flowkv.flink.storage.KeyBytes;
 import io.flowkv.flink.storage.MapStateStorage;
 import io.flowkv.flink.storage.RegisteredState;
 
-import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -38,8 +37,7 @@ import java.util.Map;
  *   <li>timers: {@code [key group][serialized timer] -> empty}.
  * </ul>
  */
-@Internal
-public final class FlowKVSnapshotResources<K> implements FullSnapshotResources<K> {
+final class FlowKVSnapshotResources<K> implements FullSnapshotResources<K> {
     private static final byte[] EMPTY = new byte[0];
 
     /** Flink's delimited list format joins serialized elements with this byte. */

@@ -16,11 +16,11 @@ import java.util.List;
  * Window contents of tumbling and sliding windows on one AAR store, partitioned by key group.
  *
  * <p>A window is read one loaded partition at a time, and FlowKV's timer queues fire a window's
- * timers key group by key group ({@link KeyGroupOrderedQueueSetFactory}). With a partition per key
- * group each partition is therefore loaded once per firing; partitioning by key hash would make
- * consecutive keys hop between partitions and reload them whenever the budget holds fewer than all
- * of them. Key groups beyond {@link AarStoreOptions#MAX_PARTITIONS} share partitions in contiguous
- * ranges.
+ * timers key group by key group ({@link io.flowkv.flink.timers.KeyGroupOrderedQueueSetFactory}).
+ * With a partition per key group each partition is therefore loaded once per firing; partitioning
+ * by key hash would make consecutive keys hop between partitions and reload them whenever the
+ * budget holds fewer than all of them. Key groups beyond {@link AarStoreOptions#MAX_PARTITIONS}
+ * share partitions in contiguous ranges.
  */
 final class AarStateStorage extends ListStorage<AarStore> {
 
