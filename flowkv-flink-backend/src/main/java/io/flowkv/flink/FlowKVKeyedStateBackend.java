@@ -1,5 +1,31 @@
 package io.flowkv.flink;
 
+import io.flowkv.flink.metrics.FlowKVMetrics;
+import io.flowkv.flink.metrics.StoreStatsLine;
+import io.flowkv.flink.snapshot.FlowKVIncrementalSnapshotStrategy;
+import io.flowkv.flink.snapshot.FlowKVSnapshotStrategy;
+import io.flowkv.flink.snapshot.PreFlushSchedule;
+import io.flowkv.flink.snapshot.UploadedFiles;
+import io.flowkv.flink.state.AbstractFlowKVState;
+import io.flowkv.flink.state.FlowKVAggregatingState;
+import io.flowkv.flink.state.FlowKVListState;
+import io.flowkv.flink.state.FlowKVMapState;
+import io.flowkv.flink.state.FlowKVReducingState;
+import io.flowkv.flink.state.FlowKVValueState;
+import io.flowkv.flink.state.StateKeyContext;
+import io.flowkv.flink.storage.ByteArray;
+import io.flowkv.flink.storage.KeyBytes;
+import io.flowkv.flink.storage.MapStateStorage;
+import io.flowkv.flink.storage.RegisteredState;
+import io.flowkv.flink.storage.StateRegistry;
+import io.flowkv.flink.storage.StateStorage;
+import io.flowkv.flink.storage.StoreBinder;
+import io.flowkv.flink.storage.StorePattern;
+import io.flowkv.flink.storage.StoreSelector;
+import io.flowkv.flink.timers.KeyGroupOrderedQueueSetFactory;
+import io.flowkv.flink.timers.TriggerTimeFeed;
+
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
@@ -70,7 +96,8 @@ import java.util.stream.Stream;
  *
  * <p>Single-threaded like every keyed backend: only the task thread calls it.
  */
-public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
+public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
+        implements StateKeyContext<K> {
     private static final Logger LOG = LoggerFactory.getLogger(FlowKVKeyedStateBackend.class);
 
     private final String operatorIdentifier;
@@ -145,7 +172,9 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         }
         this.snapshotStrategy =
                 new FlowKVSnapshotStrategy<>(
-                        this,
+                        states,
+                        priorityQueuesManager,
+                        binder,
                         keySerializer,
                         keyGroupCompressionDecorator,
                         keyContext.getKeyGroupRange(),
@@ -186,7 +215,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     /** The schedule's instance numbers flushed since the last checkpoint; for tests. */
     private final List<Integer> preFlushed = new ArrayList<>();
 
-    List<Integer> preFlushedSinceCheckpoint() {
+    @VisibleForTesting
+    public List<Integer> preFlushedSinceCheckpoint() {
         return List.copyOf(preFlushed);
     }
 
@@ -229,15 +259,18 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         preFlushes.checkpointed(System.nanoTime(), preFlushParts.size());
     }
 
-    long keyVersion() {
+    @Override
+    public long keyVersion() {
         return keyVersion;
     }
 
-    int keyGroupPrefixBytes() {
+    @Override
+    public int keyGroupPrefixBytes() {
         return keyGroupPrefixBytes;
     }
 
-    <N> KeyBytes<K, N> keyBytes(TypeSerializer<N> namespaceSerializer) {
+    @Override
+    public <N> KeyBytes<K, N> keyBytes(TypeSerializer<N> namespaceSerializer) {
         return new KeyBytes<>(getKeySerializer(), namespaceSerializer, keyGroupPrefixBytes);
     }
 
@@ -356,7 +389,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         TypeSerializer<SV> current = metaInfo.getStateSerializer();
         AbstractFlowKVState<K, N, SV> migrator =
                 createState(stateDesc, registered, metaInfo.getNamespaceSerializer(), current);
-        StateStorage storage = values(registered);
+        StateStorage storage = binder.values(registered);
         List<byte[][]> entries = new ArrayList<>();
         storage.forEach(
                 (key, namespace, value, offset, length) ->
@@ -452,19 +485,9 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     }
 
     /** The state's storage, created on first use. */
-    StateStorage storage(RegisteredState registered) throws IOException {
+    @VisibleForTesting
+    public StateStorage storage(RegisteredState registered) throws IOException {
         return binder.storage(registered);
-    }
-
-    /**
-     * The state's storage as whole values per (key, namespace): map state's per-entry records seen
-     * through {@link MapStateStorage}. For snapshots, migration and key iteration.
-     */
-    StateStorage values(RegisteredState registered) throws IOException {
-        StateStorage storage = storage(registered);
-        return registered.metaInfo.getStateType() == StateDescriptor.Type.MAP
-                ? new MapStateStorage(storage)
-                : storage;
     }
 
     /** The store chosen for a state, or null before its first use; for tests and metrics. */
@@ -473,11 +496,13 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         return registered == null ? null : registered.pattern();
     }
 
-    StateRegistry registeredStates() {
+    @VisibleForTesting
+    public StateRegistry registeredStates() {
         return states;
     }
 
-    HeapPriorityQueuesManager priorityQueues() {
+    @VisibleForTesting
+    public HeapPriorityQueuesManager priorityQueues() {
         return priorityQueuesManager;
     }
 
@@ -677,7 +702,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                         keyBytes((TypeSerializer<N>) registered.metaInfo.getNamespaceSerializer());
                 byte[] wanted = codec.namespace(namespace);
                 List<byte[]> matching = new ArrayList<>();
-                values(registered)
+                binder.values(registered)
                         .forEach(
                                 (key, ns, value, offset, length) -> {
                                     if (java.util.Arrays.equals(ns, wanted)) {
@@ -711,7 +736,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
             KeyBytes<K, N> codec =
                     keyBytes((TypeSerializer<N>) registered.metaInfo.getNamespaceSerializer());
             List<byte[][]> pairs = new ArrayList<>();
-            values(registered)
+            binder.values(registered)
                     .forEach(
                             (key, ns, value, offset, length) ->
                                     pairs.add(new byte[][] {key.clone(), ns.clone()}));
@@ -735,7 +760,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
         try {
             for (RegisteredState registered : states.all()) {
                 Set<ByteArray> seen = new HashSet<>();
-                values(registered)
+                binder.values(registered)
                         .forEach(
                                 (key, ns, value, offset, length) -> {
                                     byte[] joined = new byte[key.length + ns.length];
@@ -780,7 +805,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
                                     ? "FlowKV incremental snapshot"
                                     : "FlowKV native full snapshot",
                             new FlowKVIncrementalSnapshotStrategy<>(
-                                    this,
+                                    states,
+                                    priorityQueuesManager,
                                     getKeySerializer(),
                                     keyGroupRange,
                                     binder.factory().baseDirectory(),
@@ -867,23 +893,5 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K> {
     @Override
     public String toString() {
         return "FlowKVKeyedStateBackend{" + operatorIdentifier + "}";
-    }
-
-    /** Byte-array identity for hash sets. */
-    record ByteArray(byte[] bytes) {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof ByteArray && java.util.Arrays.equals(bytes, ((ByteArray) o).bytes);
-        }
-
-        @Override
-        public int hashCode() {
-            return java.util.Arrays.hashCode(bytes);
-        }
-
-        @Override
-        public String toString() {
-            return java.util.Arrays.toString(bytes);
-        }
     }
 }

@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.core.aur.AurStoreOptions;
 import io.flowkv.core.index.PagedHashIndex;
+import io.flowkv.flink.storage.StorePattern;
 
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;

@@ -3,6 +3,17 @@ package io.flowkv.flink;
 import io.flowkv.core.aur.TriggerTimePredictor;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.flink.config.FlowKVSettings;
+import io.flowkv.flink.metrics.FlowKVMetrics;
+import io.flowkv.flink.restore.FlowKVIncrementalRestoreOperation;
+import io.flowkv.flink.restore.FlowKVRestoreOperation;
+import io.flowkv.flink.snapshot.FlowKVIncrementalSnapshotStrategy;
+import io.flowkv.flink.snapshot.UploadedFiles;
+import io.flowkv.flink.storage.StateRegistry;
+import io.flowkv.flink.storage.StorageFactory;
+import io.flowkv.flink.storage.StoreBinder;
+import io.flowkv.flink.storage.StorePattern;
+import io.flowkv.flink.timers.KeyGroupOrderedQueueSetFactory;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -82,7 +93,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
 
     public FlowKVStateBackend() {
         this(
-                settingsFrom(new org.apache.flink.configuration.Configuration()),
+                FlowKVSettings.from(new org.apache.flink.configuration.Configuration()),
                 CheckpointingOptions.INCREMENTAL_CHECKPOINTS.defaultValue());
     }
 
@@ -92,7 +103,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
     }
 
     private FlowKVStateBackend(FlowKVStateBackend original, ReadableConfig config) {
-        this.settings = settingsFrom(config);
+        this.settings = FlowKVSettings.from(config);
         this.incrementalCheckpoints =
                 config.getOptional(CheckpointingOptions.INCREMENTAL_CHECKPOINTS)
                         .orElse(original.incrementalCheckpoints);
@@ -113,31 +124,6 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
             default:
                 return null;
         }
-    }
-
-    static FlowKVSettings settingsFrom(ReadableConfig config) {
-        FlowKVOptions.validate(config);
-        return new FlowKVSettings(
-                config.getOptional(FlowKVOptions.WRITE_BUFFER_SIZE)
-                        .map(size -> size.getBytes())
-                        .orElse(FlowKVSettings.DERIVED),
-                config.getOptional(FlowKVOptions.INDEX_CACHE_SIZE)
-                        .map(size -> size.getBytes())
-                        .orElse(FlowKVSettings.DERIVED),
-                config.get(FlowKVOptions.READ_BATCH_RATIO),
-                config.get(FlowKVOptions.MAX_SPACE_AMPLIFICATION),
-                config.get(FlowKVOptions.PARTITIONS),
-                config.getOptional(FlowKVOptions.LOCAL_DIRECTORIES).orElse(List.of()),
-                config.get(FlowKVOptions.PATTERN_OVERRIDE),
-                config.get(FlowKVOptions.TRIGGER_TIME_PREDICTOR),
-                config.get(FlowKVOptions.TIMER_SERVICE),
-                config.getOptional(FlowKVOptions.TIMER_HEAP_LIMIT).orElse(FlowKVSettings.DERIVED),
-                config.get(FlowKVOptions.FULL_CHECKPOINT_FORMAT),
-                config.get(FlowKVOptions.CHECKPOINT_COMPRESSION),
-                config.get(FlowKVOptions.PER_KEY_WINDOWS_THRESHOLD),
-                config.get(FlowKVOptions.PRE_FLUSHES_PER_CHECKPOINT),
-                FlowKVMetrics.Group.enabledIn(config),
-                config.getOptional(FlowKVOptions.FILE_IO_FACTORY).orElse(null));
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.flowkv.flink;
 
 import io.flowkv.core.log.FileIo;
+import io.flowkv.flink.snapshot.PreFlushScheduleTest;
 
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;

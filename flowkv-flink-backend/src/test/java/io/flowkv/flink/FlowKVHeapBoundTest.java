@@ -1,5 +1,7 @@
 package io.flowkv.flink;
 
+import io.flowkv.flink.storage.StoreSelector;
+
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;

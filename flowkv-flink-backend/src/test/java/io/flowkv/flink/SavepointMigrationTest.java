@@ -40,7 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * FlowKV. The savepoint is taken mid-stream with windows open, so buffered elements, aggregates and
  * timers must all survive the move.
  */
-class SavepointMigrationTest {
+public class SavepointMigrationTest {
     private static final KeySelector<Tuple2<String, Long>, String> KEY = t -> t.f0;
     private static final TypeInformation<Tuple2<String, Long>> INPUT =
             TypeInformation.of(new TypeHint<Tuple2<String, Long>>() {});
@@ -90,7 +90,7 @@ class SavepointMigrationTest {
     }
 
     /** Emits the key, the window and its elements in iteration order. */
-    static final class ListWindow
+    public static final class ListWindow
             extends ProcessWindowFunction<Tuple2<String, Long>, String, String, TimeWindow> {
         private static final long serialVersionUID = 1L;
 

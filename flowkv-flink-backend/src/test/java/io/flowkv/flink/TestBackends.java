@@ -26,12 +26,12 @@ import java.util.List;
  * FlowKV keyed backends with {@code Integer} keys over mock environments, for tests: each one built
  * from a configuration, optionally restored from handles; {@link #close} disposes them all.
  */
-final class TestBackends implements AutoCloseable {
+public final class TestBackends implements AutoCloseable {
     private final List<FlowKVKeyedStateBackend<Integer>> open = new ArrayList<>();
     private final List<MockEnvironment> environments = new ArrayList<>();
 
     /** Checkpoint streams into {@code dir}/chk, shared state into {@code dir}/shared. */
-    static CheckpointStreamFactory streamFactory(Path dir) throws IOException {
+    public static CheckpointStreamFactory streamFactory(Path dir) throws IOException {
         org.apache.flink.core.fs.Path checkpoints =
                 new org.apache.flink.core.fs.Path(
                         Files.createDirectories(dir.resolve("chk")).toUri());
@@ -42,7 +42,7 @@ final class TestBackends implements AutoCloseable {
                 FileSystem.getLocalFileSystem(), checkpoints, shared, 0, 4096);
     }
 
-    FlowKVKeyedStateBackend<Integer> create(
+    public FlowKVKeyedStateBackend<Integer> create(
             String operator,
             int keyGroups,
             KeyGroupRange range,
@@ -54,7 +54,7 @@ final class TestBackends implements AutoCloseable {
 
     /** As above, reporting the backend's metrics to {@code metrics}. */
     @SuppressWarnings("unchecked")
-    FlowKVKeyedStateBackend<Integer> create(
+    public FlowKVKeyedStateBackend<Integer> create(
             String operator,
             int keyGroups,
             KeyGroupRange range,

@@ -1,5 +1,7 @@
 package io.flowkv.flink;
 
+import io.flowkv.flink.storage.StorePattern;
+
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.functions.ReduceFunction;

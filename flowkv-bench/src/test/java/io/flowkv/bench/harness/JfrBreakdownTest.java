@@ -29,7 +29,7 @@ class JfrBreakdownTest {
                         CpuGroup.ofStack(
                                 List.of(
                                         "org.apache.flink.core.memory.DataOutputSerializer",
-                                        "io.flowkv.flink.FlowKVListState",
+                                        "io.flowkv.flink.state.FlowKVListState",
                                         "io.flowkv.core.aar.AarStore")))
                 .isEqualTo(CpuGroup.SERDE);
         assertThat(

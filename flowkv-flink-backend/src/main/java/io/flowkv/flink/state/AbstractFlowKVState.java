@@ -1,0 +1,226 @@
+package io.flowkv.flink.state;
+
+import io.flowkv.flink.storage.KeyBytes;
+import io.flowkv.flink.storage.StateStorage;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.queryablestate.client.state.serialization.KvStateSerializer;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.internal.InternalKvState;
+import org.apache.flink.util.FlinkRuntimeException;
+
+import java.io.IOException;
+import java.util.Collection;
+
+/**
+ * What every FlowKV state shares: turning the backend's current key ({@link StateKeyContext}) and
+ * this state's current namespace into store bytes, and the plumbing Flink's {@link InternalKvState}
+ * asks for.
+ *
+ * @param <K> key type
+ * @param <N> namespace type
+ * @param <V> the state's value type as Flink's serializer sees it (a list for list state, a map for
+ *     map state, the accumulator for aggregating state)
+ */
+@Internal
+public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K, N, V> {
+    protected final StateKeyContext<K> backend;
+    protected final StateStorage storage;
+    protected KeyBytes<K, N> keyBytes;
+    protected TypeSerializer<V> valueSerializer;
+
+    protected final DataOutputSerializer out = new DataOutputSerializer(128);
+    protected final DataInputDeserializer in = new DataInputDeserializer();
+
+    private N currentNamespace;
+    private byte[] currentNamespaceBytes;
+
+    AbstractFlowKVState(
+            StateKeyContext<K> backend,
+            StateStorage storage,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<V> valueSerializer) {
+        this.backend = backend;
+        this.storage = storage;
+        this.keyBytes = backend.keyBytes(namespaceSerializer);
+        this.valueSerializer = valueSerializer;
+    }
+
+    /** Re-binds the state to new serializers after its descriptor was registered again. */
+    public void setSerializers(
+            TypeSerializer<N> namespaceSerializer, TypeSerializer<V> valueSerializer) {
+        this.keyBytes = backend.keyBytes(namespaceSerializer);
+        this.valueSerializer = valueSerializer;
+        this.currentNamespaceBytes = null;
+    }
+
+    @Override
+    public TypeSerializer<K> getKeySerializer() {
+        return backend.getKeySerializer();
+    }
+
+    @Override
+    public TypeSerializer<N> getNamespaceSerializer() {
+        return keyBytes.namespaceSerializer();
+    }
+
+    @Override
+    public TypeSerializer<V> getValueSerializer() {
+        return valueSerializer;
+    }
+
+    @Override
+    public void setCurrentNamespace(N namespace) {
+        this.currentNamespace = namespace;
+        this.currentNamespaceBytes = null;
+    }
+
+    protected N currentNamespace() {
+        return currentNamespace;
+    }
+
+    protected byte[] keyBytes() throws IOException {
+        return keyBytes.currentKey(
+                backend.getCurrentKey(), backend.getCurrentKeyGroupIndex(), backend.keyVersion());
+    }
+
+    protected byte[] namespaceBytes() throws IOException {
+        if (currentNamespaceBytes == null) {
+            currentNamespaceBytes = keyBytes.namespace(currentNamespace);
+        }
+        return currentNamespaceBytes;
+    }
+
+    protected byte[] namespaceBytes(N namespace) throws IOException {
+        return keyBytes.namespace(namespace);
+    }
+
+    @Override
+    public void clear() {
+        try {
+            storage.remove(keyBytes(), namespaceBytes());
+        } catch (IOException e) {
+            throw new FlinkRuntimeException("Error while removing data from FlowKV.", e);
+        }
+    }
+
+    protected byte[] serialize(V value) throws IOException {
+        out.clear();
+        valueSerializer.serialize(value, out);
+        return out.getCopyOfBuffer();
+    }
+
+    protected V deserialize(byte[] bytes) throws IOException {
+        in.setBuffer(bytes);
+        return valueSerializer.deserialize(in);
+    }
+
+    /**
+     * The queryable-state form of this state's value at (key, namespace), or null: the stored
+     * bytes, for states that store one serialized value.
+     */
+    protected byte[] serializedValue(
+            byte[] key, byte[] namespace, TypeSerializer<V> safeValueSerializer) throws Exception {
+        return storage.get(key, namespace);
+    }
+
+    /** The value at the current key and namespace, or null. */
+    protected V getValue() throws IOException {
+        byte[] bytes = storage.get(keyBytes(), namespaceBytes());
+        return bytes == null ? null : deserialize(bytes);
+    }
+
+    /** Stores the value at the current key and namespace; null clears it. */
+    protected void putValue(V value) throws IOException {
+        if (value == null) {
+            clear();
+        } else {
+            storage.put(keyBytes(), namespaceBytes(), serialize(value));
+        }
+    }
+
+    /** Combines two values of a merging state (reduce, or an aggregate's merge). */
+    @FunctionalInterface
+    protected interface Merger<V> {
+        V merge(V a, V b) throws Exception;
+    }
+
+    /**
+     * Merges the values of {@code sources} into {@code target} under the current key and removes
+     * the sources: what session windows need when they merge.
+     */
+    protected void mergeValues(N target, Collection<N> sources, Merger<V> merger) throws Exception {
+        if (sources == null || sources.isEmpty()) {
+            return;
+        }
+        byte[] key = keyBytes();
+        V merged = null;
+        for (N source : sources) {
+            if (source == null) {
+                continue;
+            }
+            byte[] namespace = namespaceBytes(source);
+            byte[] bytes = storage.get(key, namespace);
+            if (bytes != null) {
+                storage.remove(key, namespace);
+                V value = deserialize(bytes);
+                merged = merged == null ? value : merger.merge(merged, value);
+            }
+        }
+        if (merged != null) {
+            byte[] targetNamespace = namespaceBytes(target);
+            byte[] existing = storage.get(key, targetNamespace);
+            if (existing != null) {
+                merged = merger.merge(merged, deserialize(existing));
+            }
+            storage.put(key, targetNamespace, serialize(merged));
+        }
+    }
+
+    @Override
+    public byte[] getSerializedValue(
+            byte[] serializedKeyAndNamespace,
+            TypeSerializer<K> safeKeySerializer,
+            TypeSerializer<N> safeNamespaceSerializer,
+            TypeSerializer<V> safeValueSerializer)
+            throws Exception {
+        Tuple2<K, N> keyAndNamespace =
+                KvStateSerializer.deserializeKeyAndNamespace(
+                        serializedKeyAndNamespace, safeKeySerializer, safeNamespaceSerializer);
+        int keyGroup =
+                KeyGroupRangeAssignment.assignToKeyGroup(
+                        keyAndNamespace.f0, backend.getNumberOfKeyGroups());
+        KeyBytes<K, N> safe =
+                new KeyBytes<>(
+                        safeKeySerializer, safeNamespaceSerializer, backend.keyGroupPrefixBytes());
+        return serializedValue(
+                safe.key(keyAndNamespace.f0, keyGroup),
+                safe.namespace(keyAndNamespace.f1),
+                safeValueSerializer);
+    }
+
+    @Override
+    public StateIncrementalVisitor<K, N, V> getStateIncrementalVisitor(
+            int recommendedMaxNumberOfReturnedRecords) {
+        throw new UnsupportedOperationException(
+                "Global state entry iterator is unsupported for the FlowKV backend");
+    }
+
+    /**
+     * Rewrites one stored value (or list element) from the prior serializer's format to the current
+     * one; used when a restored state's serializer is "compatible after migration".
+     */
+    public byte[] migrateValue(
+            byte[] stored, TypeSerializer<V> priorSerializer, TypeSerializer<V> newSerializer)
+            throws IOException {
+        in.setBuffer(stored);
+        V value = priorSerializer.deserialize(in);
+        out.clear();
+        newSerializer.serialize(value, out);
+        return out.getCopyOfBuffer();
+    }
+}

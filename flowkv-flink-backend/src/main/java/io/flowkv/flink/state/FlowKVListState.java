@@ -1,0 +1,256 @@
+package io.flowkv.flink.state;
+
+import io.flowkv.core.TriggerTimes;
+import io.flowkv.flink.storage.StateStorage;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.base.ListSerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.internal.InternalListState;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.util.FlinkRuntimeException;
+import org.apache.flink.util.Preconditions;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * List state on a list storage: AAR or AUR for window contents, the general store otherwise. Each
+ * element is stored serialized on its own; appends never read what is already there.
+ */
+@Internal
+public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, List<V>>
+        implements InternalListState<K, N, V> {
+    private TypeSerializer<V> elementSerializer;
+
+    /** Flink's delimited list format joins serialized elements with this byte. */
+    private static final int DELIMITER = ',';
+
+    private final DataOutputSerializer elementOut = new DataOutputSerializer(64);
+
+    /** Set for the merging window set of a session operator: where its trigger times go. */
+    private FlowKVListState<K, Object, ?> windowContents;
+
+    FlowKVListState(
+            StateKeyContext<K> backend,
+            StateStorage storage,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<List<V>> valueSerializer) {
+        super(backend, storage, namespaceSerializer, valueSerializer);
+        this.elementSerializer = ((ListSerializer<V>) valueSerializer).getElementSerializer();
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public static <K, N, SV> AbstractFlowKVState<K, N, SV> create(
+            StateDescriptor<?, SV> descriptor,
+            StateKeyContext<K> backend,
+            StateStorage storage,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<SV> stateSerializer) {
+        return (AbstractFlowKVState)
+                new FlowKVListState<>(
+                        backend,
+                        storage,
+                        namespaceSerializer,
+                        (TypeSerializer<List<Object>>) stateSerializer);
+    }
+
+    @Override
+    public void setSerializers(
+            TypeSerializer<N> namespaceSerializer, TypeSerializer<List<V>> serializer) {
+        super.setSerializers(namespaceSerializer, serializer);
+        this.elementSerializer = ((ListSerializer<V>) serializer).getElementSerializer();
+    }
+
+    public void feedTriggerTimesTo(FlowKVListState<K, Object, ?> windowContents) {
+        this.windowContents = windowContents;
+    }
+
+    @Override
+    public Iterable<V> get() throws IOException {
+        return getInternal();
+    }
+
+    @Override
+    public List<V> getInternal() throws IOException {
+        List<V> result = new ArrayList<>();
+        boolean found =
+                storage.getElements(
+                        keyBytes(),
+                        namespaceBytes(),
+                        (buf, off, len) -> {
+                            try {
+                                in.setBuffer(buf, off, len);
+                                result.add(elementSerializer.deserialize(in));
+                            } catch (IOException e) {
+                                throw new FlinkRuntimeException(
+                                        "Error while deserializing a list element from FlowKV.", e);
+                            }
+                        });
+        return found ? result : null;
+    }
+
+    @Override
+    public void add(V value) throws IOException {
+        Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
+        storage.append(keyBytes(), namespaceBytes(), serializeElement(value));
+    }
+
+    @Override
+    public void addAll(List<V> values) throws IOException {
+        Preconditions.checkNotNull(values, "List of values to add cannot be null.");
+        byte[] key = keyBytes();
+        byte[] namespace = namespaceBytes();
+        for (V value : values) {
+            Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
+            storage.append(key, namespace, serializeElement(value));
+        }
+    }
+
+    @Override
+    public void update(List<V> values) throws IOException {
+        Preconditions.checkNotNull(values, "List of values to add cannot be null.");
+        byte[] key = keyBytes();
+        byte[] namespace = namespaceBytes();
+        List<byte[]> serialized = new ArrayList<>(values.size());
+        for (V value : values) {
+            Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
+            serialized.add(serializeElement(value));
+        }
+        storage.remove(key, namespace);
+        for (byte[] element : serialized) {
+            storage.append(key, namespace, element);
+        }
+        if (windowContents != null) {
+            windowContents.onMergingWindowSetUpdate(values);
+        }
+    }
+
+    @Override
+    public void updateInternal(List<V> values) throws IOException {
+        update(values);
+    }
+
+    @Override
+    public void mergeNamespaces(N target, Collection<N> sources) throws IOException {
+        if (sources == null || sources.isEmpty()) {
+            return;
+        }
+        byte[] key = keyBytes();
+        byte[] targetNamespace = namespaceBytes(target);
+        for (N source : sources) {
+            if (source == null) {
+                continue;
+            }
+            byte[] sourceNamespace = namespaceBytes(source);
+            List<byte[]> moved = new ArrayList<>();
+            storage.getElements(
+                    key,
+                    sourceNamespace,
+                    (buf, off, len) -> moved.add(Arrays.copyOfRange(buf, off, off + len)));
+            storage.remove(key, sourceNamespace);
+            for (byte[] element : moved) {
+                storage.append(key, targetNamespace, element);
+            }
+        }
+    }
+
+    /**
+     * Called on the merging window set of a session operator when it is persisted: every entry maps
+     * a (merged) window to the state window its data lives under, and the merged window's end is
+     * exactly when its trigger reads that data.
+     */
+    @SuppressWarnings("unchecked")
+    private <W> void onMergingWindowSetUpdate(List<W> mapping) throws IOException {
+        TriggerTimes times = storage.triggerTimes();
+        if (times == null) {
+            return;
+        }
+        byte[] key = keyBytes();
+        for (W entry : mapping) {
+            if (entry instanceof Tuple2
+                    && ((Tuple2<?, ?>) entry).f0 instanceof TimeWindow
+                    && ((Tuple2<?, ?>) entry).f1 instanceof TimeWindow) {
+                TimeWindow window = (TimeWindow) ((Tuple2<?, ?>) entry).f0;
+                N stateWindow = (N) ((Tuple2<?, ?>) entry).f1;
+                times.setTriggerTime(key, namespaceBytes(stateWindow), window.maxTimestamp());
+            }
+        }
+    }
+
+    /**
+     * A timer at {@code time} was registered ({@code added}) or deleted for window {@code
+     * namespace} of {@code key}: tells the store, which keeps the earliest as the window's trigger
+     * time if it holds the window (AUR).
+     */
+    public void triggerTime(K key, N namespace, long time, boolean added) throws IOException {
+        TriggerTimes times = storage.triggerTimes();
+        if (times == null) {
+            return;
+        }
+        byte[] keyBytes =
+                key.equals(backend.getCurrentKey())
+                        ? keyBytes()
+                        : this.keyBytes.key(
+                                key,
+                                KeyGroupRangeAssignment.assignToKeyGroup(
+                                        key, backend.getNumberOfKeyGroups()));
+        if (added) {
+            times.offerTriggerTime(keyBytes, namespaceBytes(namespace), time);
+        } else {
+            times.withdrawTriggerTime(keyBytes, namespaceBytes(namespace), time);
+        }
+    }
+
+    private byte[] serializeElement(V value) throws IOException {
+        return serializeElement(elementSerializer, value);
+    }
+
+    private byte[] serializeElement(TypeSerializer<V> serializer, V value) throws IOException {
+        elementOut.clear();
+        serializer.serialize(value, elementOut);
+        return elementOut.getCopyOfBuffer();
+    }
+
+    @Override
+    protected byte[] serializedValue(byte[] key, byte[] namespace, TypeSerializer<List<V>> safe)
+            throws IOException {
+        return delimited(storage, key, namespace);
+    }
+
+    /** The elements of (key, namespace) in Flink's delimited list format, or null. */
+    static byte[] delimited(StateStorage storage, byte[] key, byte[] namespace) throws IOException {
+        ByteArrayOutputStream joined = new ByteArrayOutputStream();
+        boolean found =
+                storage.getElements(
+                        key,
+                        namespace,
+                        (buf, off, len) -> {
+                            if (joined.size() > 0) {
+                                joined.write(DELIMITER);
+                            }
+                            joined.write(buf, off, len);
+                        });
+        return found ? joined.toByteArray() : null;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public byte[] migrateValue(
+            byte[] stored, TypeSerializer<List<V>> prior, TypeSerializer<List<V>> current)
+            throws IOException {
+        TypeSerializer<V> priorElement = ((ListSerializer<V>) prior).getElementSerializer();
+        TypeSerializer<V> currentElement = ((ListSerializer<V>) current).getElementSerializer();
+        in.setBuffer(stored);
+        V element = priorElement.deserialize(in);
+        return serializeElement(currentElement, element);
+    }
+}

@@ -1,0 +1,82 @@
+package io.flowkv.flink.storage;
+
+import io.flowkv.core.aar.AarStore;
+import io.flowkv.core.aar.AarStoreOptions;
+import io.flowkv.core.log.FileIo;
+import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.flink.config.FlowKVSettings;
+
+import org.apache.flink.runtime.state.KeyGroupRange;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Window contents of tumbling and sliding windows on one AAR store, partitioned by key group.
+ *
+ * <p>A window is read one loaded partition at a time, and FlowKV's timer queues fire a window's
+ * timers key group by key group ({@link io.flowkv.flink.timers.KeyGroupOrderedQueueSetFactory}).
+ * With a partition per key group each partition is therefore loaded once per firing; partitioning
+ * by key hash would make consecutive keys hop between partitions and reload them whenever the
+ * budget holds fewer than all of them. Key groups beyond {@link AarStoreOptions#MAX_PARTITIONS}
+ * share partitions in contiguous ranges.
+ */
+final class AarStateStorage extends ListStorage<AarStore> {
+
+    AarStateStorage(
+            Path dir,
+            MemoryBudget budget,
+            FlowKVSettings settings,
+            FileIo fileIo,
+            KeyGroupRange keyGroups,
+            int keyGroupPrefixBytes,
+            long seed,
+            List<Path> manifests)
+            throws IOException {
+        super(dir, keyGroupPrefixBytes);
+        if (manifests != null && manifests.size() != 1) {
+            throw new IOException(
+                    "An AAR storage is one store, but the snapshot of "
+                            + dir
+                            + " lists "
+                            + manifests.size()
+                            + " manifests");
+        }
+        int groups = keyGroups.getNumberOfKeyGroups();
+        int partitions = Math.min(AarStoreOptions.MAX_PARTITIONS, groups);
+        int first = keyGroups.getStartKeyGroup();
+        AarStoreOptions options =
+                AarStoreOptions.builder(dir)
+                        .fileIo(fileIo)
+                        .partitions(partitions)
+                        .partitioner(
+                                (key, hash, n) ->
+                                        (int)
+                                                ((long)
+                                                                (KeyBytes.keyGroupOf(
+                                                                                key,
+                                                                                keyGroupPrefixBytes)
+                                                                        - first)
+                                                        * n
+                                                        / groups))
+                        .writeBufferBytes(
+                                new StoreSizing(settings, budget.capacity()).aarWriteBuffer())
+                        .jitterSeed(seed)
+                        .build();
+        instances.add(
+                manifests == null
+                        ? AarStore.open(options, budget)
+                        : AarStore.restore(options, budget, manifests.get(0)));
+    }
+
+    @Override
+    public StorePattern pattern() {
+        return StorePattern.AAR;
+    }
+
+    /** Windows with live or not yet deleted data. */
+    int windowCount() {
+        return instances.get(0).windowCount();
+    }
+}

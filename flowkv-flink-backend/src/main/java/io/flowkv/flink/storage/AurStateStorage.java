@@ -1,0 +1,86 @@
+package io.flowkv.flink.storage;
+
+import io.flowkv.core.TriggerTimes;
+import io.flowkv.core.aur.AurStore;
+import io.flowkv.core.aur.AurStoreOptions;
+import io.flowkv.core.aur.TriggerTimePredictor;
+import io.flowkv.core.log.FileIo;
+import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.flink.config.FlowKVSettings;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Window contents of session, global and unknown windows on AUR stores, {@code partitions}
+ * instances by key group. Appends carry no timestamp (Flink's list state does not pass one): the
+ * exact trigger times come from the merging window set through {@link #setTriggerTime}.
+ */
+final class AurStateStorage extends ListStorage<AurStore> implements TriggerTimes {
+    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
+
+    AurStateStorage(
+            Path dir,
+            MemoryBudget budget,
+            FlowKVSettings settings,
+            FileIo fileIo,
+            TriggerTimePredictor predictor,
+            int keyGroupPrefixBytes,
+            long seed,
+            List<Path> manifests)
+            throws IOException {
+        super(dir, keyGroupPrefixBytes);
+        int n = instanceCount(manifests, settings.partitions());
+        StoreSizing sizing = new StoreSizing(settings, budget.capacity());
+        openInstances(
+                n,
+                i -> {
+                    AurStoreOptions options =
+                            AurStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
+                                    .fileIo(fileIo)
+                                    .readBatchRatio(settings.readBatchRatio())
+                                    .predictor(predictor)
+                                    .maxSpaceAmplification(settings.maxSpaceAmplification())
+                                    .writeBufferBytes(sizing.aurWriteBuffer(n))
+                                    .prefetchBufferLimit(sizing.aurPrefetchBuffer(n))
+                                    .statCacheBytes(sizing.aurStatCache(n))
+                                    .jitterSeed(seed * 1_000_003L + i)
+                                    .build();
+                    return manifests == null
+                            ? AurStore.open(options, budget)
+                            : AurStore.restore(options, budget, manifests.get(i));
+                });
+    }
+
+    @Override
+    public StorePattern pattern() {
+        return StorePattern.AUR;
+    }
+
+    @Override
+    public void setTriggerTime(byte[] key, byte[] namespace, long triggerTime) {
+        instanceFor(key).setTriggerTime(key, namespace, triggerTime);
+    }
+
+    @Override
+    public TriggerTimes triggerTimes() {
+        return this;
+    }
+
+    @Override
+    public long triggerTime(byte[] key, byte[] namespace) {
+        return instanceFor(key).triggerTime(key, namespace);
+    }
+
+    @Override
+    public void offerTriggerTime(byte[] key, byte[] namespace, long timerTime) {
+        instanceFor(key).offerTriggerTime(key, namespace, timerTime);
+    }
+
+    @Override
+    public void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {
+        instanceFor(key).withdrawTriggerTime(key, namespace, timerTime);
+    }
+}

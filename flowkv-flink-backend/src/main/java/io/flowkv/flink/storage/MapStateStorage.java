@@ -1,0 +1,508 @@
+package io.flowkv.flink.storage;
+
+import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.SealedStore;
+import io.flowkv.core.StoreStats;
+import io.flowkv.core.ValueConsumer;
+
+import org.apache.flink.annotation.Internal;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Map state one entry per record, over a value storage (the RMW store): {@code get}, {@code put},
+ * {@code remove} and {@code contains} of a user key cost a few point operations whatever the map's
+ * size, and iteration reads the map's user keys up to 64 at a time instead of the whole map.
+ *
+ * <p>A map of (key, namespace) is three kinds of records under the same store key, told apart by a
+ * tag byte at the end of the store namespace (the map's namespace bytes come first, unchanged):
+ *
+ * <pre>
+ *   header  namespace: [ns]['H']                     value: [entries][first chunk][last chunk][next id]
+ *   chunk c namespace: [ns][c:int]['C']              value: [prev][next][n] n x [uk length:int][uk]
+ *   entry   namespace: [ns][uk][uk length:int]['E']  value: [chunk][v length:int, -1 = null][v]
+ * </pre>
+ *
+ * The chunks, a doubly linked list, hold the user keys in insertion order, at most 64 and at most
+ * {@link #CHUNK_BYTES} of them each (a longer key gets a chunk of its own); every entry names its
+ * chunk. A new key is appended to the last chunk (a new chunk when it is full); a removed key
+ * leaves its chunk, and an emptied chunk is unlinked. Iteration walks the chunks from the first:
+ * insertion order, as Flink's tests expect of small maps. All integers big-endian; chunk ids are
+ * ints, -1 for none. The storage-level operations keep the contract of a value storage of whole
+ * maps in the raw layout below, so snapshots, restores, migration and key iteration need no special
+ * case: {@link #forEach} visits each entry as a one-entry map, {@link #put} merges a map's entries,
+ * {@link #get} assembles the whole map and {@link #remove} clears it.
+ *
+ * <p>The raw layout of a whole map, in which maps cross the storage boundary (snapshots, restore,
+ * migration, queryable state), the same bytes a savepoint's entries are made of:
+ *
+ * <pre>
+ *   [entry count:int] then per entry
+ *   [user key length:int][user key bytes][value length:int, -1 = null][value bytes]
+ * </pre>
+ *
+ * <p>Not a store of its own: a view over {@code inner}, which holds the records. Single writer.
+ */
+@Internal
+public final class MapStateStorage implements StateStorage {
+    static final int CHUNK_KEYS = 64;
+
+    /**
+     * User-key bytes (with their length fields) a chunk takes before a new chunk starts. Every new
+     * key rewrites the last chunk, so the chunk's size is what an insert writes beside the entry:
+     * maps keyed by whole rows (a SQL join's records) would otherwise rewrite up to 64 rows per
+     * insert. A chunk always takes its first key, however long.
+     */
+    static final int CHUNK_BYTES = 1024;
+
+    /** No chunk. */
+    public static final int NONE = -1;
+
+    private static final int H_COUNT = 0;
+    private static final int H_FIRST = 4;
+    private static final int H_LAST = 8;
+    private static final int H_NEXT_ID = 12;
+    private static final byte HEADER = 'H';
+    private static final byte CHUNK = 'C';
+    private static final byte ENTRY = 'E';
+
+    /** Offset of the value in an entry record's value. */
+    public static final int ENTRY_VALUE = 8;
+
+    private final StateStorage inner;
+
+    public MapStateStorage(StateStorage inner) {
+        this.inner = inner;
+    }
+
+    // ------------------------------------------------------------------ per entry
+
+    /** The entry record of {@code userKey} ({@link #entryValueLength}, then the value), or null. */
+    public byte[] getEntry(byte[] key, byte[] namespace, byte[] userKey) throws IOException {
+        return inner.get(key, entryName(namespace, userKey));
+    }
+
+    /** -1 for a null user value. */
+    public static int entryValueLength(byte[] entry) {
+        return readInt(entry, 4);
+    }
+
+    /** Sets {@code userKey} to {@code value} (null: a null user value). */
+    public void putEntry(byte[] key, byte[] namespace, byte[] userKey, byte[] value)
+            throws IOException {
+        byte[] name = entryName(namespace, userKey);
+        byte[] old = inner.get(key, name);
+        int chunkId;
+        if (old != null) {
+            chunkId = readInt(old, 0);
+        } else {
+            byte[] headerName = headerName(namespace);
+            byte[] header = inner.get(key, headerName);
+            if (header == null) {
+                header = newHeader();
+            }
+            int last = readInt(header, H_LAST);
+            Chunk tail = last == NONE ? null : chunk(key, namespace, last);
+            if (tail != null && tail.accepts(userKey)) {
+                chunkId = last;
+                tail.keys.add(userKey);
+                inner.put(key, chunkName(namespace, last), tail.encode());
+            } else {
+                chunkId = readInt(header, H_NEXT_ID);
+                writeInt(header, H_NEXT_ID, chunkId + 1);
+                Chunk fresh = new Chunk(last, NONE, new ArrayList<>());
+                fresh.keys.add(userKey);
+                inner.put(key, chunkName(namespace, chunkId), fresh.encode());
+                if (tail != null) {
+                    tail.next = chunkId;
+                    inner.put(key, chunkName(namespace, last), tail.encode());
+                } else {
+                    writeInt(header, H_FIRST, chunkId);
+                }
+                writeInt(header, H_LAST, chunkId);
+            }
+            writeInt(header, H_COUNT, readInt(header, H_COUNT) + 1);
+            inner.put(key, headerName, header);
+        }
+        inner.put(key, name, entryValue(chunkId, value, 0, value == null ? -1 : value.length));
+    }
+
+    /** Removes {@code userKey}; returns whether it was there. */
+    public boolean removeEntry(byte[] key, byte[] namespace, byte[] userKey) throws IOException {
+        byte[] name = entryName(namespace, userKey);
+        byte[] old = inner.get(key, name);
+        if (old == null) {
+            return false;
+        }
+        int chunkId = readInt(old, 0);
+        Chunk chunk = chunk(key, namespace, chunkId);
+        if (!chunk.remove(userKey)) {
+            throw new IllegalStateException(
+                    "map state entry names chunk " + chunkId + ", which does not list its key");
+        }
+        byte[] headerName = headerName(namespace);
+        byte[] header = inner.get(key, headerName);
+        if (chunk.keys.isEmpty()) {
+            inner.remove(key, chunkName(namespace, chunkId));
+            if (chunk.prev == NONE) {
+                writeInt(header, H_FIRST, chunk.next);
+            } else {
+                Chunk prev = chunk(key, namespace, chunk.prev);
+                prev.next = chunk.next;
+                inner.put(key, chunkName(namespace, chunk.prev), prev.encode());
+            }
+            if (chunk.next == NONE) {
+                writeInt(header, H_LAST, chunk.prev);
+            } else {
+                Chunk next = chunk(key, namespace, chunk.next);
+                next.prev = chunk.prev;
+                inner.put(key, chunkName(namespace, chunk.next), next.encode());
+            }
+        } else {
+            inner.put(key, chunkName(namespace, chunkId), chunk.encode());
+        }
+        inner.remove(key, name);
+        int count = readInt(header, H_COUNT) - 1;
+        if (count == 0) {
+            inner.remove(key, headerName);
+        } else {
+            writeInt(header, H_COUNT, count);
+            inner.put(key, headerName, header);
+        }
+        return true;
+    }
+
+    /** Entries in the map of (key, namespace); 0 when there is none. */
+    public int size(byte[] key, byte[] namespace) throws IOException {
+        byte[] header = inner.get(key, headerName(namespace));
+        return header == null ? 0 : readInt(header, H_COUNT);
+    }
+
+    /** The id of the map's first chunk, or {@link #NONE} for an empty map. */
+    public int firstChunk(byte[] key, byte[] namespace) throws IOException {
+        byte[] header = inner.get(key, headerName(namespace));
+        return header == null ? NONE : readInt(header, H_FIRST);
+    }
+
+    /** Chunk {@code id} of the map, or null if it is gone (emptied since its id was read). */
+    public Chunk chunkOrNull(byte[] key, byte[] namespace, int id) throws IOException {
+        byte[] bytes = inner.get(key, chunkName(namespace, id));
+        return bytes == null ? null : Chunk.decode(bytes);
+    }
+
+    private Chunk chunk(byte[] key, byte[] namespace, int id) throws IOException {
+        Chunk chunk = chunkOrNull(key, namespace, id);
+        if (chunk == null) {
+            throw new IllegalStateException("map state chunk " + id + " is missing");
+        }
+        return chunk;
+    }
+
+    /** User keys in insertion order, linked to the chunks before and after. */
+    public static final class Chunk {
+        int prev;
+        public int next;
+        public final List<byte[]> keys;
+
+        Chunk(int prev, int next, List<byte[]> keys) {
+            this.prev = prev;
+            this.next = next;
+            this.keys = keys;
+        }
+
+        /** Whether {@code userKey} joins this chunk rather than a new one. */
+        boolean accepts(byte[] userKey) {
+            if (keys.size() >= CHUNK_KEYS) {
+                return false;
+            }
+            long bytes = 4L + userKey.length;
+            for (byte[] k : keys) {
+                bytes += 4 + k.length;
+            }
+            return keys.isEmpty() || bytes <= CHUNK_BYTES;
+        }
+
+        boolean remove(byte[] userKey) {
+            for (int i = 0; i < keys.size(); i++) {
+                if (Arrays.equals(keys.get(i), userKey)) {
+                    keys.remove(i);
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        byte[] encode() {
+            int size = 12;
+            for (byte[] k : keys) {
+                size += 4 + k.length;
+            }
+            byte[] chunk = new byte[size];
+            writeInt(chunk, 0, prev);
+            writeInt(chunk, 4, next);
+            writeInt(chunk, 8, keys.size());
+            int at = 12;
+            for (byte[] k : keys) {
+                writeInt(chunk, at, k.length);
+                System.arraycopy(k, 0, chunk, at + 4, k.length);
+                at += 4 + k.length;
+            }
+            return chunk;
+        }
+
+        static Chunk decode(byte[] chunk) {
+            int n = readInt(chunk, 8);
+            List<byte[]> keys = new ArrayList<>(n + 1);
+            int at = 12;
+            for (int i = 0; i < n; i++) {
+                int length = readInt(chunk, at);
+                keys.add(Arrays.copyOfRange(chunk, at + 4, at + 4 + length));
+                at += 4 + length;
+            }
+            return new Chunk(readInt(chunk, 0), readInt(chunk, 4), keys);
+        }
+    }
+
+    // ------------------------------------------------------------------ whole maps
+
+    @Override
+    public byte[] get(byte[] key, byte[] namespace) throws IOException {
+        List<byte[]> keys = new ArrayList<>();
+        List<byte[]> values = new ArrayList<>();
+        for (int c = firstChunk(key, namespace); c != NONE; ) {
+            Chunk chunk = chunk(key, namespace, c);
+            for (byte[] userKey : chunk.keys) {
+                byte[] entry = getEntry(key, namespace, userKey);
+                int length = entryValueLength(entry);
+                keys.add(userKey);
+                values.add(
+                        length < 0
+                                ? null
+                                : Arrays.copyOfRange(entry, ENTRY_VALUE, ENTRY_VALUE + length));
+            }
+            c = chunk.next;
+        }
+        return keys.isEmpty() ? null : encodeRaw(keys, values);
+    }
+
+    /** Merges the entries of {@code value}, a map in the raw layout. */
+    @Override
+    public void put(byte[] key, byte[] namespace, byte[] value) throws IOException {
+        forEachRawEntry(
+                value,
+                (buf, keyOffset, keyLength, valueOffset, valueLength) ->
+                        putEntry(
+                                key,
+                                namespace,
+                                Arrays.copyOfRange(buf, keyOffset, keyOffset + keyLength),
+                                valueLength < 0
+                                        ? null
+                                        : Arrays.copyOfRange(
+                                                buf, valueOffset, valueOffset + valueLength)));
+    }
+
+    /** Clears the whole map: every entry, chunk and the header. */
+    @Override
+    public void remove(byte[] key, byte[] namespace) throws IOException {
+        int c = firstChunk(key, namespace);
+        if (c == NONE) {
+            return;
+        }
+        while (c != NONE) {
+            Chunk chunk = chunk(key, namespace, c);
+            for (byte[] userKey : chunk.keys) {
+                inner.remove(key, entryName(namespace, userKey));
+            }
+            inner.remove(key, chunkName(namespace, c));
+            c = chunk.next;
+        }
+        inner.remove(key, headerName(namespace));
+    }
+
+    /** Visits every entry as a one-entry map under the map's own namespace. */
+    @Override
+    public void forEach(EntryVisitor visitor) throws IOException {
+        inner.forEach(
+                (key, name, value, offset, length) -> {
+                    if (name.length == 0 || name[name.length - 1] != ENTRY) {
+                        return;
+                    }
+                    int userKeyLength = readInt(name, name.length - 5);
+                    int namespaceEnd = name.length - 5 - userKeyLength;
+                    byte[] namespace = Arrays.copyOfRange(name, 0, namespaceEnd);
+                    int valueLength = readInt(value, offset + 4);
+                    byte[] one = new byte[4 + 4 + userKeyLength + 4 + Math.max(0, valueLength)];
+                    writeInt(one, 0, 1);
+                    writeInt(one, 4, userKeyLength);
+                    System.arraycopy(name, namespaceEnd, one, 8, userKeyLength);
+                    writeInt(one, 8 + userKeyLength, valueLength);
+                    if (valueLength > 0) {
+                        System.arraycopy(
+                                value, offset + ENTRY_VALUE, one, 12 + userKeyLength, valueLength);
+                    }
+                    visitor.visit(key, namespace, one, 0, one.length);
+                });
+    }
+
+    /** Encodes serialized user keys and values (null for a null value) in the raw layout. */
+    public static byte[] encodeRaw(List<byte[]> userKeys, List<byte[]> userValues)
+            throws IOException {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        out.writeInt(userKeys.size());
+        for (int i = 0; i < userKeys.size(); i++) {
+            byte[] k = userKeys.get(i);
+            byte[] v = userValues.get(i);
+            out.writeInt(k.length);
+            out.write(k);
+            out.writeInt(v == null ? -1 : v.length);
+            if (v != null) {
+                out.write(v);
+            }
+        }
+        return out.getCopyOfBuffer();
+    }
+
+    /** Visits the entries of a stored map as raw bytes; a null value has {@code valueLength -1}. */
+    public interface RawEntryVisitor {
+        void visit(byte[] buf, int keyOffset, int keyLength, int valueOffset, int valueLength)
+                throws IOException;
+    }
+
+    public static void forEachRawEntry(byte[] bytes, RawEntryVisitor visitor) throws IOException {
+        DataInputDeserializer in = new DataInputDeserializer(bytes);
+        int count = in.readInt();
+        for (int i = 0; i < count; i++) {
+            int keyLength = in.readInt();
+            int keyOffset = in.getPosition();
+            in.skipBytesToRead(keyLength);
+            int valueLength = in.readInt();
+            int valueOffset = in.getPosition();
+            if (valueLength > 0) {
+                in.skipBytesToRead(valueLength);
+            }
+            visitor.visit(bytes, keyOffset, keyLength, valueOffset, valueLength);
+        }
+    }
+
+    // ------------------------------------------------------------------ delegation
+
+    @Override
+    public StorePattern pattern() {
+        return inner.pattern();
+    }
+
+    @Override
+    public boolean isList() {
+        return false;
+    }
+
+    @Override
+    public void append(byte[] key, byte[] namespace, byte[] element) {
+        throw new UnsupportedOperationException("map state storage holds no lists");
+    }
+
+    @Override
+    public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) {
+        throw new UnsupportedOperationException("map state storage holds no lists");
+    }
+
+    @Override
+    public void flush() throws IOException {
+        inner.flush();
+    }
+
+    @Override
+    public int parts() {
+        return inner.parts();
+    }
+
+    @Override
+    public void flushPart(int part) throws IOException {
+        inner.flushPart(part);
+    }
+
+    @Override
+    public List<SealedStore> seal() throws IOException {
+        return inner.seal();
+    }
+
+    @Override
+    public Path directory() {
+        return inner.directory();
+    }
+
+    @Override
+    public List<StoreStats> stats() {
+        return inner.stats();
+    }
+
+    @Override
+    public long memoryUsed() {
+        return inner.memoryUsed();
+    }
+
+    /** A view: closing it leaves {@code inner} open. */
+    @Override
+    public void close() {}
+
+    // ------------------------------------------------------------------ record layout
+
+    static byte[] headerName(byte[] namespace) {
+        byte[] name = Arrays.copyOf(namespace, namespace.length + 1);
+        name[namespace.length] = HEADER;
+        return name;
+    }
+
+    static byte[] chunkName(byte[] namespace, int chunk) {
+        byte[] name = Arrays.copyOf(namespace, namespace.length + 5);
+        writeInt(name, namespace.length, chunk);
+        name[namespace.length + 4] = CHUNK;
+        return name;
+    }
+
+    static byte[] entryName(byte[] namespace, byte[] userKey) {
+        int n = namespace.length;
+        byte[] name = Arrays.copyOf(namespace, n + userKey.length + 5);
+        System.arraycopy(userKey, 0, name, n, userKey.length);
+        writeInt(name, n + userKey.length, userKey.length);
+        name[name.length - 1] = ENTRY;
+        return name;
+    }
+
+    static byte[] entryValue(int chunk, byte[] value, int offset, int length) {
+        byte[] entry = new byte[ENTRY_VALUE + Math.max(0, length)];
+        writeInt(entry, 0, chunk);
+        writeInt(entry, 4, length);
+        if (length > 0) {
+            System.arraycopy(value, offset, entry, ENTRY_VALUE, length);
+        }
+        return entry;
+    }
+
+    private static byte[] newHeader() {
+        byte[] header = new byte[16];
+        writeInt(header, H_FIRST, NONE);
+        writeInt(header, H_LAST, NONE);
+        return header;
+    }
+
+    static int readInt(byte[] b, int at) {
+        return (b[at] & 0xFF) << 24
+                | (b[at + 1] & 0xFF) << 16
+                | (b[at + 2] & 0xFF) << 8
+                | (b[at + 3] & 0xFF);
+    }
+
+    static void writeInt(byte[] b, int at, int v) {
+        b[at] = (byte) (v >>> 24);
+        b[at + 1] = (byte) (v >>> 16);
+        b[at + 2] = (byte) (v >>> 8);
+        b[at + 3] = (byte) v;
+    }
+}

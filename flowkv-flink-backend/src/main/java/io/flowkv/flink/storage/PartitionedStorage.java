@@ -1,0 +1,144 @@
+package io.flowkv.flink.storage;
+
+import io.flowkv.core.EntryVisitor;
+import io.flowkv.core.SealedStore;
+import io.flowkv.core.Store;
+import io.flowkv.core.StoreStats;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A storage split over several store instances by key group, so that each instance flushes and
+ * compacts its share on its own (FlowKV paper §3: m instances per operator). The key group is the
+ * first bytes of every store key; {@code keyGroup % instances} picks the instance.
+ */
+abstract class PartitionedStorage<S extends Store> implements StateStorage {
+    protected final List<S> instances = new ArrayList<>();
+    private final Path directory;
+    private final int keyGroupPrefixBytes;
+
+    PartitionedStorage(Path directory, int keyGroupPrefixBytes) {
+        this.directory = directory;
+        this.keyGroupPrefixBytes = keyGroupPrefixBytes;
+    }
+
+    @Override
+    public Path directory() {
+        return directory;
+    }
+
+    protected S instanceFor(byte[] key) {
+        if (instances.size() == 1) {
+            return instances.get(0);
+        }
+        int keyGroup = KeyBytes.keyGroupOf(key, keyGroupPrefixBytes);
+        return instances.get(Math.floorMod(keyGroup, instances.size()));
+    }
+
+    /** Opens the store instance of one partition. */
+    interface InstanceOpener<S> {
+        S open(int partition) throws IOException;
+    }
+
+    /** Opens {@code count} instances; on failure closes those already open. */
+    protected void openInstances(int count, InstanceOpener<S> opener) throws IOException {
+        try {
+            for (int i = 0; i < count; i++) {
+                instances.add(opener.open(i));
+            }
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    interface InstanceVisitor<S> {
+        void visit(S instance) throws IOException;
+    }
+
+    protected void forEachInstance(InstanceVisitor<S> visitor) throws IOException {
+        for (S instance : instances) {
+            visitor.visit(instance);
+        }
+    }
+
+    @Override
+    public void flush() throws IOException {
+        for (S instance : instances) {
+            instance.flush();
+        }
+    }
+
+    @Override
+    public int parts() {
+        return instances.size();
+    }
+
+    @Override
+    public void flushPart(int part) throws IOException {
+        instances.get(part).flush();
+    }
+
+    @Override
+    public List<SealedStore> seal() throws IOException {
+        List<SealedStore> sealed = new ArrayList<>(instances.size());
+        for (S instance : instances) {
+            sealed.add(instance.seal(false));
+        }
+        return sealed;
+    }
+
+    /** How many instances a restored storage has: one per sealed manifest, else {@code fresh}. */
+    protected static int instanceCount(List<Path> manifests, int fresh) {
+        return manifests == null ? fresh : manifests.size();
+    }
+
+    @Override
+    public long memoryUsed() {
+        long bytes = 0;
+        for (S instance : instances) {
+            bytes += instance.memoryUsed();
+        }
+        return bytes;
+    }
+
+    @Override
+    public List<StoreStats> stats() {
+        List<StoreStats> out = new ArrayList<>(instances.size());
+        for (S instance : instances) {
+            out.add(instance.stats());
+        }
+        return out;
+    }
+
+    @Override
+    public void forEach(EntryVisitor visitor) throws IOException {
+        for (S instance : instances) {
+            instance.forEach(visitor);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        IOException first = null;
+        for (S instance : instances) {
+            try {
+                instance.close();
+            } catch (IOException | RuntimeException e) {
+                IOException io = e instanceof IOException ? (IOException) e : new IOException(e);
+                if (first == null) {
+                    first = io;
+                } else {
+                    first.addSuppressed(io);
+                }
+            }
+        }
+        instances.clear();
+        if (first != null) {
+            throw first;
+        }
+    }
+}
