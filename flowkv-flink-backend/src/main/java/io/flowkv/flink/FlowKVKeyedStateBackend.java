@@ -15,6 +15,7 @@ import io.flowkv.flink.state.FlowKVValueState;
 import io.flowkv.flink.state.StateKeyContext;
 import io.flowkv.flink.storage.ByteArray;
 import io.flowkv.flink.storage.KeyBytes;
+import io.flowkv.flink.storage.ListStateStorage;
 import io.flowkv.flink.storage.MapStateStorage;
 import io.flowkv.flink.storage.RegisteredState;
 import io.flowkv.flink.storage.StateRegistry;
@@ -22,6 +23,7 @@ import io.flowkv.flink.storage.StateStorage;
 import io.flowkv.flink.storage.StoreBinder;
 import io.flowkv.flink.storage.StorePattern;
 import io.flowkv.flink.storage.StoreSelector;
+import io.flowkv.flink.storage.ValueStateStorage;
 import io.flowkv.flink.timers.KeyGroupOrderedQueueSetFactory;
 import io.flowkv.flink.timers.TriggerTimeFeed;
 
@@ -402,6 +404,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         Set<String> cleared = new HashSet<>();
         for (byte[][] entry : entries) {
             byte[] migrated = migrator.migrateValue(entry[2], prior, current);
+            int keyGroup = KeyBytes.keyGroupOf(entry[0], keyGroupPrefixBytes());
             boolean map = storage instanceof MapStateStorage;
             if (storage.isList() || map) {
                 // A list comes element by element, a map entry by entry (whose key bytes may
@@ -409,15 +412,15 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                 String id =
                         java.util.Arrays.toString(entry[0]) + java.util.Arrays.toString(entry[1]);
                 if (cleared.add(id)) {
-                    storage.remove(entry[0], entry[1]);
+                    storage.remove(keyGroup, entry[0], entry[1]);
                 }
-                if (map) {
-                    storage.put(entry[0], entry[1], migrated);
+                if (storage instanceof ListStateStorage) {
+                    ((ListStateStorage) storage).append(keyGroup, entry[0], entry[1], migrated);
                 } else {
-                    storage.append(entry[0], entry[1], migrated);
+                    ((ValueStateStorage) storage).put(keyGroup, entry[0], entry[1], migrated);
                 }
             } else {
-                storage.put(entry[0], entry[1], migrated);
+                ((ValueStateStorage) storage).put(keyGroup, entry[0], entry[1], migrated);
             }
         }
     }
@@ -429,13 +432,18 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<SV> stateSerializer)
             throws IOException {
-        StateStorage storage = new LazyStorage(registered);
+        if (stateDesc.getType() == StateDescriptor.Type.LIST) {
+            return FlowKVListState.create(
+                    stateDesc,
+                    this,
+                    new LazyListStorage(registered),
+                    namespaceSerializer,
+                    stateSerializer);
+        }
+        ValueStateStorage storage = new LazyValueStorage(registered);
         switch (stateDesc.getType()) {
             case VALUE:
                 return FlowKVValueState.create(
-                        stateDesc, this, storage, namespaceSerializer, stateSerializer);
-            case LIST:
-                return FlowKVListState.create(
                         stateDesc, this, storage, namespaceSerializer, stateSerializer);
             case MAP:
                 return FlowKVMapState.create(
@@ -507,15 +515,16 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     }
 
     /** Defers the storage choice of a state to its first access. */
-    private final class LazyStorage implements StateStorage {
+    private abstract class LazyStorage<S extends StateStorage> implements StateStorage {
         private final RegisteredState registered;
 
         LazyStorage(RegisteredState registered) {
             this.registered = registered;
         }
 
-        private StateStorage target() throws IOException {
-            return storage(registered);
+        @SuppressWarnings("unchecked")
+        S target() throws IOException {
+            return (S) storage(registered);
         }
 
         @Override
@@ -524,34 +533,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         }
 
         @Override
-        public boolean isList() {
-            return registered.isList();
-        }
-
-        @Override
-        public void append(byte[] key, byte[] namespace, byte[] element) throws IOException {
-            target().append(key, namespace, element);
-        }
-
-        @Override
-        public boolean getElements(byte[] key, byte[] namespace, io.flowkv.core.ValueConsumer out)
-                throws IOException {
-            return target().getElements(key, namespace, out);
-        }
-
-        @Override
-        public byte[] get(byte[] key, byte[] namespace) throws IOException {
-            return target().get(key, namespace);
-        }
-
-        @Override
-        public void put(byte[] key, byte[] namespace, byte[] value) throws IOException {
-            target().put(key, namespace, value);
-        }
-
-        @Override
-        public void remove(byte[] key, byte[] namespace) throws IOException {
-            target().remove(key, namespace);
+        public void remove(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+            target().remove(keyGroup, key, namespace);
         }
 
         @Override
@@ -560,8 +543,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         }
 
         @Override
-        public io.flowkv.core.TriggerTimes triggerTimes() throws IOException {
-            return target().triggerTimes();
+        public io.flowkv.core.TriggerTimes triggerTimes(int keyGroup) throws IOException {
+            return target().triggerTimes(keyGroup);
         }
 
         @Override
@@ -585,6 +568,44 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
 
         @Override
         public void close() {}
+    }
+
+    private final class LazyListStorage extends LazyStorage<ListStateStorage>
+            implements ListStateStorage {
+        LazyListStorage(RegisteredState registered) {
+            super(registered);
+        }
+
+        @Override
+        public void append(int keyGroup, byte[] key, byte[] namespace, byte[] element)
+                throws IOException {
+            target().append(keyGroup, key, namespace, element);
+        }
+
+        @Override
+        public boolean getElements(
+                int keyGroup, byte[] key, byte[] namespace, io.flowkv.core.ValueConsumer out)
+                throws IOException {
+            return target().getElements(keyGroup, key, namespace, out);
+        }
+    }
+
+    private final class LazyValueStorage extends LazyStorage<ValueStateStorage>
+            implements ValueStateStorage {
+        LazyValueStorage(RegisteredState registered) {
+            super(registered);
+        }
+
+        @Override
+        public byte[] get(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+            return target().get(keyGroup, key, namespace);
+        }
+
+        @Override
+        public void put(int keyGroup, byte[] key, byte[] namespace, byte[] value)
+                throws IOException {
+            target().put(keyGroup, key, namespace, value);
+        }
     }
 
     // ------------------------------------------------------------------ timers

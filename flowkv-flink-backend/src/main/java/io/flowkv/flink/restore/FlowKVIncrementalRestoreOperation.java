@@ -5,10 +5,12 @@ import io.flowkv.flink.snapshot.CheckpointMetadata;
 import io.flowkv.flink.snapshot.TimerSnapshotFile;
 import io.flowkv.flink.snapshot.UploadedFiles;
 import io.flowkv.flink.storage.KeyBytes;
+import io.flowkv.flink.storage.ListStateStorage;
 import io.flowkv.flink.storage.RegisteredState;
 import io.flowkv.flink.storage.StateRegistry;
 import io.flowkv.flink.storage.StateStorage;
 import io.flowkv.flink.storage.StoreBinder;
+import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -222,16 +224,18 @@ public final class FlowKVIncrementalRestoreOperation<K> {
         try {
             from.forEach(
                     (key, namespace, value, offset, length) -> {
-                        if (!keyGroupRange.contains(
-                                KeyBytes.keyGroupOf(key, keyGroupPrefixBytes))) {
+                        int keyGroup = KeyBytes.keyGroupOf(key, keyGroupPrefixBytes);
+                        if (!keyGroupRange.contains(keyGroup)) {
                             return;
                         }
                         byte[] copy = Arrays.copyOfRange(value, offset, offset + length);
                         try {
-                            if (to.isList()) {
-                                to.append(key.clone(), namespace.clone(), copy);
+                            if (to instanceof ListStateStorage) {
+                                ((ListStateStorage) to)
+                                        .append(keyGroup, key.clone(), namespace.clone(), copy);
                             } else {
-                                to.put(key.clone(), namespace.clone(), copy);
+                                ((ValueStateStorage) to)
+                                        .put(keyGroup, key.clone(), namespace.clone(), copy);
                             }
                         } catch (IOException e) {
                             throw new UncheckedIOException(e);

@@ -1,11 +1,12 @@
 package io.flowkv.flink.restore;
 
 import io.flowkv.flink.storage.KeyBytes;
+import io.flowkv.flink.storage.ListStateStorage;
 import io.flowkv.flink.storage.MapStateStorage;
 import io.flowkv.flink.storage.RegisteredState;
 import io.flowkv.flink.storage.StateRegistry;
-import io.flowkv.flink.storage.StateStorage;
 import io.flowkv.flink.storage.StoreBinder;
+import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -155,8 +156,9 @@ public final class FlowKVRestoreOperation<K> {
             default:
                 return (key, value) -> {
                     int split = codec.splitCompositeKey(key);
-                    binder.storage(state)
+                    ((ValueStateStorage) binder.storage(state))
                             .put(
+                                    codec.keyGroupOf(key),
                                     Arrays.copyOfRange(key, 0, split),
                                     Arrays.copyOfRange(key, split, key.length),
                                     value);
@@ -175,12 +177,14 @@ public final class FlowKVRestoreOperation<K> {
         int split = codec.splitCompositeKey(composite);
         byte[] key = Arrays.copyOfRange(composite, 0, split);
         byte[] namespace = Arrays.copyOfRange(composite, split, composite.length);
-        StateStorage storage = binder.storage(state);
+        int keyGroup = codec.keyGroupOf(composite);
+        ListStateStorage storage = (ListStateStorage) binder.storage(state);
         DataInputDeserializer in = new DataInputDeserializer(value);
         while (in.available() > 0) {
             int start = in.getPosition();
             elementSerializer.deserialize(in);
-            storage.append(key, namespace, Arrays.copyOfRange(value, start, in.getPosition()));
+            storage.append(
+                    keyGroup, key, namespace, Arrays.copyOfRange(value, start, in.getPosition()));
             if (in.available() > 0) {
                 in.readByte();
             }
@@ -228,8 +232,9 @@ public final class FlowKVRestoreOperation<K> {
                 return;
             }
             // Merges into what is stored: a map met again later keeps its earlier entries.
-            new MapStateStorage(binder.storage(state))
+            new MapStateStorage((ValueStateStorage) binder.storage(state))
                     .put(
+                            codec.keyGroupOf(currentKey),
                             currentKey,
                             currentNamespace,
                             MapStateStorage.encodeRaw(userKeys, userValues));

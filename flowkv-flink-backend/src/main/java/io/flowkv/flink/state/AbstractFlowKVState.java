@@ -14,7 +14,6 @@ import org.apache.flink.runtime.state.internal.InternalKvState;
 import org.apache.flink.util.FlinkRuntimeException;
 
 import java.io.IOException;
-import java.util.Collection;
 
 /**
  * What every FlowKV state shares: turning the backend's current key ({@link StateKeyContext}) and
@@ -88,6 +87,11 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
                 backend.getCurrentKey(), backend.getCurrentKeyGroupIndex(), backend.keyVersion());
     }
 
+    /** The key group of the backend's current key. */
+    protected int keyGroup() {
+        return backend.getCurrentKeyGroupIndex();
+    }
+
     protected byte[] namespaceBytes() throws IOException {
         if (currentNamespaceBytes == null) {
             currentNamespaceBytes = keyBytes.namespace(currentNamespace);
@@ -102,7 +106,7 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
     @Override
     public void clear() {
         try {
-            storage.remove(keyBytes(), namespaceBytes());
+            storage.remove(keyGroup(), keyBytes(), namespaceBytes());
         } catch (IOException e) {
             throw new FlinkRuntimeException("Error while removing data from FlowKV.", e);
         }
@@ -120,66 +124,12 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
     }
 
     /**
-     * The queryable-state form of this state's value at (key, namespace), or null: the stored
-     * bytes, for states that store one serialized value.
+     * The queryable-state form of this state's value at (key, namespace) of {@code keyGroup}, or
+     * null.
      */
-    protected byte[] serializedValue(
-            byte[] key, byte[] namespace, TypeSerializer<V> safeValueSerializer) throws Exception {
-        return storage.get(key, namespace);
-    }
-
-    /** The value at the current key and namespace, or null. */
-    protected V getValue() throws IOException {
-        byte[] bytes = storage.get(keyBytes(), namespaceBytes());
-        return bytes == null ? null : deserialize(bytes);
-    }
-
-    /** Stores the value at the current key and namespace; null clears it. */
-    protected void putValue(V value) throws IOException {
-        if (value == null) {
-            clear();
-        } else {
-            storage.put(keyBytes(), namespaceBytes(), serialize(value));
-        }
-    }
-
-    /** Combines two values of a merging state (reduce, or an aggregate's merge). */
-    @FunctionalInterface
-    protected interface Merger<V> {
-        V merge(V a, V b) throws Exception;
-    }
-
-    /**
-     * Merges the values of {@code sources} into {@code target} under the current key and removes
-     * the sources: what session windows need when they merge.
-     */
-    protected void mergeValues(N target, Collection<N> sources, Merger<V> merger) throws Exception {
-        if (sources == null || sources.isEmpty()) {
-            return;
-        }
-        byte[] key = keyBytes();
-        V merged = null;
-        for (N source : sources) {
-            if (source == null) {
-                continue;
-            }
-            byte[] namespace = namespaceBytes(source);
-            byte[] bytes = storage.get(key, namespace);
-            if (bytes != null) {
-                storage.remove(key, namespace);
-                V value = deserialize(bytes);
-                merged = merged == null ? value : merger.merge(merged, value);
-            }
-        }
-        if (merged != null) {
-            byte[] targetNamespace = namespaceBytes(target);
-            byte[] existing = storage.get(key, targetNamespace);
-            if (existing != null) {
-                merged = merger.merge(merged, deserialize(existing));
-            }
-            storage.put(key, targetNamespace, serialize(merged));
-        }
-    }
+    protected abstract byte[] serializedValue(
+            int keyGroup, byte[] key, byte[] namespace, TypeSerializer<V> safeValueSerializer)
+            throws Exception;
 
     @Override
     public byte[] getSerializedValue(
@@ -198,6 +148,7 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
                 new KeyBytes<>(
                         safeKeySerializer, safeNamespaceSerializer, backend.keyGroupPrefixBytes());
         return serializedValue(
+                keyGroup,
                 safe.key(keyAndNamespace.f0, keyGroup),
                 safe.namespace(keyAndNamespace.f1),
                 safeValueSerializer);

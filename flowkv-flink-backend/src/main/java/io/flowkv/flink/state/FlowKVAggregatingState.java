@@ -1,6 +1,6 @@
 package io.flowkv.flink.state;
 
-import io.flowkv.flink.storage.StateStorage;
+import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.AggregateFunction;
@@ -14,13 +14,13 @@ import java.util.Collection;
 
 /** Aggregating state: read-modify-write of one accumulator per (key, namespace). */
 @Internal
-public final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractFlowKVState<K, N, ACC>
+public final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractValueState<K, N, ACC>
         implements InternalAggregatingState<K, N, IN, ACC, OUT> {
     private AggregateFunction<IN, ACC, OUT> aggregateFunction;
 
     FlowKVAggregatingState(
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ValueStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<ACC> accumulatorSerializer,
             AggregateFunction<IN, ACC, OUT> aggregateFunction) {
@@ -32,7 +32,7 @@ public final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractFl
     public static <K, N, SV> AbstractFlowKVState<K, N, SV> create(
             StateDescriptor<?, SV> descriptor,
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ValueStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<SV> stateSerializer) {
         return (AbstractFlowKVState)
@@ -67,12 +67,13 @@ public final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractFl
 
     @Override
     public void add(IN value) throws IOException {
+        int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] namespace = namespaceBytes();
-        byte[] bytes = storage.get(key, namespace);
+        byte[] bytes = values.get(keyGroup, key, namespace);
         ACC accumulator =
                 bytes == null ? aggregateFunction.createAccumulator() : deserialize(bytes);
-        storage.put(key, namespace, serialize(aggregateFunction.add(value, accumulator)));
+        values.put(keyGroup, key, namespace, serialize(aggregateFunction.add(value, accumulator)));
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.flowkv.flink.state;
 
 import io.flowkv.core.TriggerTimes;
-import io.flowkv.flink.storage.StateStorage;
+import io.flowkv.flink.storage.ListStateStorage;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -34,6 +34,7 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     /** Flink's delimited list format joins serialized elements with this byte. */
     private static final int DELIMITER = ',';
 
+    private final ListStateStorage elements;
     private final DataOutputSerializer elementOut = new DataOutputSerializer(64);
 
     /** Set for the merging window set of a session operator: where its trigger times go. */
@@ -41,10 +42,11 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
 
     FlowKVListState(
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ListStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<List<V>> valueSerializer) {
         super(backend, storage, namespaceSerializer, valueSerializer);
+        this.elements = storage;
         this.elementSerializer = ((ListSerializer<V>) valueSerializer).getElementSerializer();
     }
 
@@ -52,7 +54,7 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     public static <K, N, SV> AbstractFlowKVState<K, N, SV> create(
             StateDescriptor<?, SV> descriptor,
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ListStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<SV> stateSerializer) {
         return (AbstractFlowKVState)
@@ -83,7 +85,8 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     public List<V> getInternal() throws IOException {
         List<V> result = new ArrayList<>();
         boolean found =
-                storage.getElements(
+                elements.getElements(
+                        keyGroup(),
                         keyBytes(),
                         namespaceBytes(),
                         (buf, off, len) -> {
@@ -101,23 +104,25 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     @Override
     public void add(V value) throws IOException {
         Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
-        storage.append(keyBytes(), namespaceBytes(), serializeElement(value));
+        elements.append(keyGroup(), keyBytes(), namespaceBytes(), serializeElement(value));
     }
 
     @Override
     public void addAll(List<V> values) throws IOException {
         Preconditions.checkNotNull(values, "List of values to add cannot be null.");
+        int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] namespace = namespaceBytes();
         for (V value : values) {
             Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
-            storage.append(key, namespace, serializeElement(value));
+            elements.append(keyGroup, key, namespace, serializeElement(value));
         }
     }
 
     @Override
     public void update(List<V> values) throws IOException {
         Preconditions.checkNotNull(values, "List of values to add cannot be null.");
+        int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] namespace = namespaceBytes();
         List<byte[]> serialized = new ArrayList<>(values.size());
@@ -125,9 +130,9 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
             Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
             serialized.add(serializeElement(value));
         }
-        storage.remove(key, namespace);
+        elements.remove(keyGroup, key, namespace);
         for (byte[] element : serialized) {
-            storage.append(key, namespace, element);
+            elements.append(keyGroup, key, namespace, element);
         }
         if (windowContents != null) {
             windowContents.onMergingWindowSetUpdate(values);
@@ -144,6 +149,7 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         if (sources == null || sources.isEmpty()) {
             return;
         }
+        int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] targetNamespace = namespaceBytes(target);
         for (N source : sources) {
@@ -152,13 +158,14 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
             }
             byte[] sourceNamespace = namespaceBytes(source);
             List<byte[]> moved = new ArrayList<>();
-            storage.getElements(
+            elements.getElements(
+                    keyGroup,
                     key,
                     sourceNamespace,
                     (buf, off, len) -> moved.add(Arrays.copyOfRange(buf, off, off + len)));
-            storage.remove(key, sourceNamespace);
+            elements.remove(keyGroup, key, sourceNamespace);
             for (byte[] element : moved) {
-                storage.append(key, targetNamespace, element);
+                elements.append(keyGroup, key, targetNamespace, element);
             }
         }
     }
@@ -170,7 +177,8 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
      */
     @SuppressWarnings("unchecked")
     private <W> void onMergingWindowSetUpdate(List<W> mapping) throws IOException {
-        TriggerTimes times = storage.triggerTimes();
+        int keyGroup = keyGroup();
+        TriggerTimes times = elements.triggerTimes(keyGroup);
         if (times == null) {
             return;
         }
@@ -192,17 +200,17 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
      * time if it holds the window (AUR).
      */
     public void triggerTime(K key, N namespace, long time, boolean added) throws IOException {
-        TriggerTimes times = storage.triggerTimes();
+        boolean current = key.equals(backend.getCurrentKey());
+        int keyGroup =
+                current
+                        ? keyGroup()
+                        : KeyGroupRangeAssignment.assignToKeyGroup(
+                                key, backend.getNumberOfKeyGroups());
+        TriggerTimes times = elements.triggerTimes(keyGroup);
         if (times == null) {
             return;
         }
-        byte[] keyBytes =
-                key.equals(backend.getCurrentKey())
-                        ? keyBytes()
-                        : this.keyBytes.key(
-                                key,
-                                KeyGroupRangeAssignment.assignToKeyGroup(
-                                        key, backend.getNumberOfKeyGroups()));
+        byte[] keyBytes = current ? keyBytes() : this.keyBytes.key(key, keyGroup);
         if (added) {
             times.offerTriggerTime(keyBytes, namespaceBytes(namespace), time);
         } else {
@@ -221,16 +229,13 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     }
 
     @Override
-    protected byte[] serializedValue(byte[] key, byte[] namespace, TypeSerializer<List<V>> safe)
+    protected byte[] serializedValue(
+            int keyGroup, byte[] key, byte[] namespace, TypeSerializer<List<V>> safe)
             throws IOException {
-        return delimited(storage, key, namespace);
-    }
-
-    /** The elements of (key, namespace) in Flink's delimited list format, or null. */
-    static byte[] delimited(StateStorage storage, byte[] key, byte[] namespace) throws IOException {
         ByteArrayOutputStream joined = new ByteArrayOutputStream();
         boolean found =
-                storage.getElements(
+                elements.getElements(
+                        keyGroup,
                         key,
                         namespace,
                         (buf, off, len) -> {

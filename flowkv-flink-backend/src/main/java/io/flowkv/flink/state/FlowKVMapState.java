@@ -1,7 +1,7 @@
 package io.flowkv.flink.state;
 
 import io.flowkv.flink.storage.MapStateStorage;
-import io.flowkv.flink.storage.StateStorage;
+import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -35,7 +35,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
 
     FlowKVMapState(
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ValueStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<Map<UK, UV>> valueSerializer) {
         super(backend, storage, namespaceSerializer, valueSerializer);
@@ -46,7 +46,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
     public static <K, N, SV> AbstractFlowKVState<K, N, SV> create(
             StateDescriptor<?, SV> descriptor,
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ValueStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<SV> stateSerializer) {
         return (AbstractFlowKVState)
@@ -136,14 +136,19 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
 
     @Override
     public UV get(UK userKey) throws IOException {
-        byte[] entry = maps.getEntry(keyBytes(), namespaceBytes(), userKeyBytes(userKey));
+        byte[] entry =
+                maps.getEntry(keyGroup(), keyBytes(), namespaceBytes(), userKeyBytes(userKey));
         return entry == null ? null : userValue(entry);
     }
 
     @Override
     public void put(UK userKey, UV userValue) throws IOException {
         maps.putEntry(
-                keyBytes(), namespaceBytes(), userKeyBytes(userKey), userValueBytes(userValue));
+                keyGroup(),
+                keyBytes(),
+                namespaceBytes(),
+                userKeyBytes(userKey),
+                userValueBytes(userValue));
     }
 
     @Override
@@ -158,12 +163,13 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
 
     @Override
     public void remove(UK userKey) throws IOException {
-        maps.removeEntry(keyBytes(), namespaceBytes(), userKeyBytes(userKey));
+        maps.removeEntry(keyGroup(), keyBytes(), namespaceBytes(), userKeyBytes(userKey));
     }
 
     @Override
     public boolean contains(UK userKey) throws IOException {
-        return maps.getEntry(keyBytes(), namespaceBytes(), userKeyBytes(userKey)) != null;
+        return maps.getEntry(keyGroup(), keyBytes(), namespaceBytes(), userKeyBytes(userKey))
+                != null;
     }
 
     @Override
@@ -225,13 +231,14 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
      */
     @Override
     public Iterator<Map.Entry<UK, UV>> iterator() {
+        final int keyGroup = keyGroup();
         final byte[] key;
         final byte[] namespace;
         final int first;
         try {
             key = keyBytes();
             namespace = namespaceBytes();
-            first = maps.firstChunk(key, namespace);
+            first = maps.firstChunk(keyGroup, key, namespace);
         } catch (IOException e) {
             throw new FlinkRuntimeException("Error while reading map state from FlowKV.", e);
         }
@@ -262,7 +269,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
             public UV setValue(UV newValue) {
                 UV old = value;
                 try {
-                    maps.putEntry(key, namespace, userKeyBytes, userValueBytes(newValue));
+                    maps.putEntry(keyGroup, key, namespace, userKeyBytes, userValueBytes(newValue));
                 } catch (IOException e) {
                     throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
                 }
@@ -306,7 +313,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
                             if (nextChunk == MapStateStorage.NONE) {
                                 return false;
                             }
-                            chunk = maps.chunkOrNull(key, namespace, nextChunk);
+                            chunk = maps.chunkOrNull(keyGroup, key, namespace, nextChunk);
                             if (chunk == null) {
                                 return false; // emptied and unlinked since it was named
                             }
@@ -315,7 +322,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
                             continue;
                         }
                         byte[] userKeyBytes = chunk.keys.get(index++);
-                        byte[] entry = maps.getEntry(key, namespace, userKeyBytes);
+                        byte[] entry = maps.getEntry(keyGroup, key, namespace, userKeyBytes);
                         if (entry != null) {
                             ahead =
                                     new WriteThroughEntry(
@@ -345,7 +352,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
                     throw new IllegalStateException("next() was not called");
                 }
                 try {
-                    maps.removeEntry(key, namespace, current.userKeyBytes);
+                    maps.removeEntry(keyGroup, key, namespace, current.userKeyBytes);
                 } catch (IOException e) {
                     throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
                 }
@@ -357,7 +364,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
     @Override
     public void clear() {
         try {
-            maps.remove(keyBytes(), namespaceBytes());
+            maps.remove(keyGroup(), keyBytes(), namespaceBytes());
         } catch (IOException e) {
             throw new FlinkRuntimeException("Error while removing data from FlowKV.", e);
         }
@@ -365,14 +372,17 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
 
     @Override
     public boolean isEmpty() throws IOException {
-        return maps.size(keyBytes(), namespaceBytes()) == 0;
+        return maps.size(keyGroup(), keyBytes(), namespaceBytes()) == 0;
     }
 
     @Override
     protected byte[] serializedValue(
-            byte[] key, byte[] namespace, TypeSerializer<Map<UK, UV>> safeValueSerializer)
+            int keyGroup,
+            byte[] key,
+            byte[] namespace,
+            TypeSerializer<Map<UK, UV>> safeValueSerializer)
             throws Exception {
-        byte[] bytes = maps.get(key, namespace);
+        byte[] bytes = maps.get(keyGroup, key, namespace);
         if (bytes == null) {
             return null;
         }

@@ -1,6 +1,6 @@
 package io.flowkv.flink.state;
 
-import io.flowkv.flink.storage.StateStorage;
+import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.functions.ReduceFunction;
@@ -14,13 +14,13 @@ import java.util.Collection;
 
 /** Reducing state: read-modify-write of one reduced value per (key, namespace). */
 @Internal
-public final class FlowKVReducingState<K, N, V> extends AbstractFlowKVState<K, N, V>
+public final class FlowKVReducingState<K, N, V> extends AbstractValueState<K, N, V>
         implements InternalReducingState<K, N, V> {
     private ReduceFunction<V> reduceFunction;
 
     FlowKVReducingState(
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ValueStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<V> valueSerializer,
             ReduceFunction<V> reduceFunction) {
@@ -32,7 +32,7 @@ public final class FlowKVReducingState<K, N, V> extends AbstractFlowKVState<K, N
     public static <K, N, SV> AbstractFlowKVState<K, N, SV> create(
             StateDescriptor<?, SV> descriptor,
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ValueStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<SV> stateSerializer) {
         return (AbstractFlowKVState)
@@ -65,11 +65,12 @@ public final class FlowKVReducingState<K, N, V> extends AbstractFlowKVState<K, N
 
     @Override
     public void add(V value) throws Exception {
+        int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] namespace = namespaceBytes();
-        byte[] bytes = storage.get(key, namespace);
+        byte[] bytes = values.get(keyGroup, key, namespace);
         V result = bytes == null ? value : reduceFunction.reduce(deserialize(bytes), value);
-        storage.put(key, namespace, serialize(result));
+        values.put(keyGroup, key, namespace, serialize(result));
     }
 
     @Override

@@ -1,6 +1,6 @@
 package io.flowkv.flink.state;
 
-import io.flowkv.flink.storage.StateStorage;
+import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -12,13 +12,13 @@ import java.io.IOException;
 
 /** Value state: one serialized value per (key, namespace) in a value storage. */
 @Internal
-public final class FlowKVValueState<K, N, V> extends AbstractFlowKVState<K, N, V>
+public final class FlowKVValueState<K, N, V> extends AbstractValueState<K, N, V>
         implements InternalValueState<K, N, V> {
     private V defaultValue;
 
     FlowKVValueState(
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ValueStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<V> valueSerializer,
             V defaultValue) {
@@ -30,7 +30,7 @@ public final class FlowKVValueState<K, N, V> extends AbstractFlowKVState<K, N, V
     public static <K, N, SV> AbstractFlowKVState<K, N, SV> create(
             StateDescriptor<?, SV> descriptor,
             StateKeyContext<K> backend,
-            StateStorage storage,
+            ValueStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<SV> stateSerializer) {
         return (AbstractFlowKVState)

@@ -23,6 +23,7 @@ import java.util.List;
  * share partitions in contiguous ranges.
  */
 final class AarStateStorage extends ListStorage<AarStore> {
+    private final int keyGroupPrefixBytes;
 
     AarStateStorage(
             Path dir,
@@ -34,7 +35,8 @@ final class AarStateStorage extends ListStorage<AarStore> {
             long seed,
             List<Path> manifests)
             throws IOException {
-        super(dir, keyGroupPrefixBytes);
+        super(dir);
+        this.keyGroupPrefixBytes = keyGroupPrefixBytes;
         if (manifests != null && manifests.size() != 1) {
             throw new IOException(
                     "An AAR storage is one store, but the snapshot of "
@@ -73,6 +75,11 @@ final class AarStateStorage extends ListStorage<AarStore> {
     @Override
     public StorePattern pattern() {
         return StorePattern.AAR;
+    }
+
+    /** The key group of a store key this storage holds (it leads the key's bytes). */
+    int keyGroupOf(byte[] storeKey) {
+        return KeyBytes.keyGroupOf(storeKey, keyGroupPrefixBytes);
     }
 
     /** Windows with live or not yet deleted data. */

@@ -26,18 +26,18 @@ import java.util.List;
  * decision is logged with its evidence; a checkpoint after it records AUR, so a restore reopens AUR
  * directly.
  */
-final class AdaptiveWindowStorage implements StateStorage {
+final class AdaptiveWindowStorage implements ListStateStorage {
     private static final Logger LOG = LoggerFactory.getLogger(AdaptiveWindowStorage.class);
 
     /** Opens the AUR storage the elements move to. */
     interface AurOpener {
-        StateStorage open(Path directory) throws IOException;
+        ListStateStorage open(Path directory) throws IOException;
     }
 
     private final String description;
     private final AurOpener aurOpener;
     private AarStateStorage aar;
-    private StateStorage current;
+    private ListStateStorage current;
     private final Runnable afterMove;
     private WindowAlignment alignment;
 
@@ -60,7 +60,7 @@ final class AdaptiveWindowStorage implements StateStorage {
     }
 
     /** The storage the entries are in now. */
-    StateStorage current() {
+    ListStateStorage current() {
         return current;
     }
 
@@ -75,13 +75,9 @@ final class AdaptiveWindowStorage implements StateStorage {
     }
 
     @Override
-    public boolean isList() {
-        return true;
-    }
-
-    @Override
-    public void append(byte[] key, byte[] namespace, byte[] element) throws IOException {
-        current.append(key, namespace, element);
+    public void append(int keyGroup, byte[] key, byte[] namespace, byte[] element)
+            throws IOException {
+        current.append(keyGroup, key, namespace, element);
         if (alignment == null) {
             return;
         }
@@ -107,7 +103,8 @@ final class AdaptiveWindowStorage implements StateStorage {
             FileUtils.deleteDirectory(to.toFile());
         }
         Files.createDirectories(to);
-        StateStorage aur = aurOpener.open(to);
+        ListStateStorage aur = aurOpener.open(to);
+        AarStateStorage source = aar;
         long[] moved = new long[2];
         try {
             IOException[] failure = new IOException[1];
@@ -118,6 +115,7 @@ final class AdaptiveWindowStorage implements StateStorage {
                         }
                         try {
                             aur.append(
+                                    source.keyGroupOf(key),
                                     key,
                                     window,
                                     Arrays.copyOfRange(value, offset, offset + length));
@@ -167,23 +165,14 @@ final class AdaptiveWindowStorage implements StateStorage {
     }
 
     @Override
-    public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException {
-        return current.getElements(key, namespace, out);
+    public boolean getElements(int keyGroup, byte[] key, byte[] namespace, ValueConsumer out)
+            throws IOException {
+        return current.getElements(keyGroup, key, namespace, out);
     }
 
     @Override
-    public byte[] get(byte[] key, byte[] namespace) throws IOException {
-        return current.get(key, namespace);
-    }
-
-    @Override
-    public void put(byte[] key, byte[] namespace, byte[] value) throws IOException {
-        current.put(key, namespace, value);
-    }
-
-    @Override
-    public void remove(byte[] key, byte[] namespace) throws IOException {
-        current.remove(key, namespace);
+    public void remove(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+        current.remove(keyGroup, key, namespace);
     }
 
     @Override
@@ -192,8 +181,8 @@ final class AdaptiveWindowStorage implements StateStorage {
     }
 
     @Override
-    public TriggerTimes triggerTimes() throws IOException {
-        return current.triggerTimes();
+    public TriggerTimes triggerTimes(int keyGroup) throws IOException {
+        return current.triggerTimes(keyGroup);
     }
 
     @Override

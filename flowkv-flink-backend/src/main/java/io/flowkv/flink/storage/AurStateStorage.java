@@ -16,10 +16,10 @@ import java.util.List;
 /**
  * Window contents of session, global and unknown windows on AUR stores, {@code partitions}
  * instances by key group. Appends carry no timestamp (Flink's list state does not pass one): the
- * exact trigger times come from the merging window set through {@link #setTriggerTime}.
+ * exact trigger times come from the merging window set and the timers, through {@link
+ * #triggerTimes}.
  */
-final class AurStateStorage extends ListStorage<AurStore> implements TriggerTimes {
-    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
+final class AurStateStorage extends ListStorage<AurStore> {
 
     AurStateStorage(
             Path dir,
@@ -27,11 +27,10 @@ final class AurStateStorage extends ListStorage<AurStore> implements TriggerTime
             FlowKVSettings settings,
             FileIo fileIo,
             TriggerTimePredictor predictor,
-            int keyGroupPrefixBytes,
             long seed,
             List<Path> manifests)
             throws IOException {
-        super(dir, keyGroupPrefixBytes);
+        super(dir);
         int n = instanceCount(manifests, settings.partitions());
         StoreSizing sizing = new StoreSizing(settings, budget.capacity());
         openInstances(
@@ -59,28 +58,9 @@ final class AurStateStorage extends ListStorage<AurStore> implements TriggerTime
         return StorePattern.AUR;
     }
 
+    /** The AUR store of the key group's partition: it takes the windows' trigger times. */
     @Override
-    public void setTriggerTime(byte[] key, byte[] namespace, long triggerTime) {
-        instanceFor(key).setTriggerTime(key, namespace, triggerTime);
-    }
-
-    @Override
-    public TriggerTimes triggerTimes() {
-        return this;
-    }
-
-    @Override
-    public long triggerTime(byte[] key, byte[] namespace) {
-        return instanceFor(key).triggerTime(key, namespace);
-    }
-
-    @Override
-    public void offerTriggerTime(byte[] key, byte[] namespace, long timerTime) {
-        instanceFor(key).offerTriggerTime(key, namespace, timerTime);
-    }
-
-    @Override
-    public void withdrawTriggerTime(byte[] key, byte[] namespace, long timerTime) {
-        instanceFor(key).withdrawTriggerTime(key, namespace, timerTime);
+    public TriggerTimes triggerTimes(int keyGroup) {
+        return instanceFor(keyGroup);
     }
 }

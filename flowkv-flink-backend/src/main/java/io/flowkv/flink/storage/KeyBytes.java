@@ -86,6 +86,11 @@ public final class KeyBytes<K, N> {
         return CompositeKeySerializationUtils.readNamespace(namespaceSerializer, in, ambiguous);
     }
 
+    /** The key group a store key (or a composite key) of these serializers starts with. */
+    public int keyGroupOf(byte[] storeKey) {
+        return keyGroupOf(storeKey, keyGroupPrefixBytes);
+    }
+
     public static int keyGroupOf(byte[] storeKey, int keyGroupPrefixBytes) {
         return CompositeKeySerializationUtils.extractKeyGroup(keyGroupPrefixBytes, storeKey);
     }

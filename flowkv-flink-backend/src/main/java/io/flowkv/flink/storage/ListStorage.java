@@ -6,40 +6,28 @@ import io.flowkv.core.ValueConsumer;
 import java.io.IOException;
 import java.nio.file.Path;
 
-/** A storage of list elements only (the appending stores): value operations are a caller bug. */
-abstract class ListStorage<S extends ListStore> extends PartitionedStorage<S> {
+/** A storage of list elements on a list store (AAR or AUR), one instance per partition. */
+abstract class ListStorage<S extends ListStore> extends PartitionedStorage<S>
+        implements ListStateStorage {
 
-    ListStorage(Path directory, int keyGroupPrefixBytes) {
-        super(directory, keyGroupPrefixBytes);
+    ListStorage(Path directory) {
+        super(directory);
     }
 
     @Override
-    public boolean isList() {
-        return true;
+    public void append(int keyGroup, byte[] key, byte[] namespace, byte[] element)
+            throws IOException {
+        instanceFor(keyGroup).append(key, namespace, element);
     }
 
     @Override
-    public void append(byte[] key, byte[] namespace, byte[] element) throws IOException {
-        instanceFor(key).append(key, namespace, element);
+    public boolean getElements(int keyGroup, byte[] key, byte[] namespace, ValueConsumer out)
+            throws IOException {
+        return instanceFor(keyGroup).get(key, namespace, out);
     }
 
     @Override
-    public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException {
-        return instanceFor(key).get(key, namespace, out);
-    }
-
-    @Override
-    public void remove(byte[] key, byte[] namespace) throws IOException {
-        instanceFor(key).remove(key, namespace);
-    }
-
-    @Override
-    public byte[] get(byte[] key, byte[] namespace) {
-        throw new IllegalStateException("The " + pattern() + " store holds list state only");
-    }
-
-    @Override
-    public void put(byte[] key, byte[] namespace, byte[] value) {
-        throw new IllegalStateException("The " + pattern() + " store holds list state only");
+    public void remove(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+        instanceFor(keyGroup).remove(key, namespace);
     }
 }

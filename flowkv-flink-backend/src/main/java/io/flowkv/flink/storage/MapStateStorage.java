@@ -3,7 +3,6 @@ package io.flowkv.flink.storage;
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
-import io.flowkv.core.ValueConsumer;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.core.memory.DataInputDeserializer;
@@ -50,7 +49,7 @@ import java.util.List;
  * <p>Not a store of its own: a view over {@code inner}, which holds the records. Single writer.
  */
 @Internal
-public final class MapStateStorage implements StateStorage {
+public final class MapStateStorage implements ValueStateStorage {
     static final int CHUNK_KEYS = 64;
 
     /**
@@ -75,17 +74,18 @@ public final class MapStateStorage implements StateStorage {
     /** Offset of the value in an entry record's value. */
     public static final int ENTRY_VALUE = 8;
 
-    private final StateStorage inner;
+    private final ValueStateStorage inner;
 
-    public MapStateStorage(StateStorage inner) {
+    public MapStateStorage(ValueStateStorage inner) {
         this.inner = inner;
     }
 
     // ------------------------------------------------------------------ per entry
 
     /** The entry record of {@code userKey} ({@link #entryValueLength}, then the value), or null. */
-    public byte[] getEntry(byte[] key, byte[] namespace, byte[] userKey) throws IOException {
-        return inner.get(key, entryName(namespace, userKey));
+    public byte[] getEntry(int keyGroup, byte[] key, byte[] namespace, byte[] userKey)
+            throws IOException {
+        return inner.get(keyGroup, key, entryName(namespace, userKey));
     }
 
     /** -1 for a null user value. */
@@ -94,110 +94,116 @@ public final class MapStateStorage implements StateStorage {
     }
 
     /** Sets {@code userKey} to {@code value} (null: a null user value). */
-    public void putEntry(byte[] key, byte[] namespace, byte[] userKey, byte[] value)
+    public void putEntry(int keyGroup, byte[] key, byte[] namespace, byte[] userKey, byte[] value)
             throws IOException {
         byte[] name = entryName(namespace, userKey);
-        byte[] old = inner.get(key, name);
+        byte[] old = inner.get(keyGroup, key, name);
         int chunkId;
         if (old != null) {
             chunkId = readInt(old, 0);
         } else {
             byte[] headerName = headerName(namespace);
-            byte[] header = inner.get(key, headerName);
+            byte[] header = inner.get(keyGroup, key, headerName);
             if (header == null) {
                 header = newHeader();
             }
             int last = readInt(header, H_LAST);
-            Chunk tail = last == NONE ? null : chunk(key, namespace, last);
+            Chunk tail = last == NONE ? null : chunk(keyGroup, key, namespace, last);
             if (tail != null && tail.accepts(userKey)) {
                 chunkId = last;
                 tail.keys.add(userKey);
-                inner.put(key, chunkName(namespace, last), tail.encode());
+                inner.put(keyGroup, key, chunkName(namespace, last), tail.encode());
             } else {
                 chunkId = readInt(header, H_NEXT_ID);
                 writeInt(header, H_NEXT_ID, chunkId + 1);
                 Chunk fresh = new Chunk(last, NONE, new ArrayList<>());
                 fresh.keys.add(userKey);
-                inner.put(key, chunkName(namespace, chunkId), fresh.encode());
+                inner.put(keyGroup, key, chunkName(namespace, chunkId), fresh.encode());
                 if (tail != null) {
                     tail.next = chunkId;
-                    inner.put(key, chunkName(namespace, last), tail.encode());
+                    inner.put(keyGroup, key, chunkName(namespace, last), tail.encode());
                 } else {
                     writeInt(header, H_FIRST, chunkId);
                 }
                 writeInt(header, H_LAST, chunkId);
             }
             writeInt(header, H_COUNT, readInt(header, H_COUNT) + 1);
-            inner.put(key, headerName, header);
+            inner.put(keyGroup, key, headerName, header);
         }
-        inner.put(key, name, entryValue(chunkId, value, 0, value == null ? -1 : value.length));
+        inner.put(
+                keyGroup,
+                key,
+                name,
+                entryValue(chunkId, value, 0, value == null ? -1 : value.length));
     }
 
     /** Removes {@code userKey}; returns whether it was there. */
-    public boolean removeEntry(byte[] key, byte[] namespace, byte[] userKey) throws IOException {
+    public boolean removeEntry(int keyGroup, byte[] key, byte[] namespace, byte[] userKey)
+            throws IOException {
         byte[] name = entryName(namespace, userKey);
-        byte[] old = inner.get(key, name);
+        byte[] old = inner.get(keyGroup, key, name);
         if (old == null) {
             return false;
         }
         int chunkId = readInt(old, 0);
-        Chunk chunk = chunk(key, namespace, chunkId);
+        Chunk chunk = chunk(keyGroup, key, namespace, chunkId);
         if (!chunk.remove(userKey)) {
             throw new IllegalStateException(
                     "map state entry names chunk " + chunkId + ", which does not list its key");
         }
         byte[] headerName = headerName(namespace);
-        byte[] header = inner.get(key, headerName);
+        byte[] header = inner.get(keyGroup, key, headerName);
         if (chunk.keys.isEmpty()) {
-            inner.remove(key, chunkName(namespace, chunkId));
+            inner.remove(keyGroup, key, chunkName(namespace, chunkId));
             if (chunk.prev == NONE) {
                 writeInt(header, H_FIRST, chunk.next);
             } else {
-                Chunk prev = chunk(key, namespace, chunk.prev);
+                Chunk prev = chunk(keyGroup, key, namespace, chunk.prev);
                 prev.next = chunk.next;
-                inner.put(key, chunkName(namespace, chunk.prev), prev.encode());
+                inner.put(keyGroup, key, chunkName(namespace, chunk.prev), prev.encode());
             }
             if (chunk.next == NONE) {
                 writeInt(header, H_LAST, chunk.prev);
             } else {
-                Chunk next = chunk(key, namespace, chunk.next);
+                Chunk next = chunk(keyGroup, key, namespace, chunk.next);
                 next.prev = chunk.prev;
-                inner.put(key, chunkName(namespace, chunk.next), next.encode());
+                inner.put(keyGroup, key, chunkName(namespace, chunk.next), next.encode());
             }
         } else {
-            inner.put(key, chunkName(namespace, chunkId), chunk.encode());
+            inner.put(keyGroup, key, chunkName(namespace, chunkId), chunk.encode());
         }
-        inner.remove(key, name);
+        inner.remove(keyGroup, key, name);
         int count = readInt(header, H_COUNT) - 1;
         if (count == 0) {
-            inner.remove(key, headerName);
+            inner.remove(keyGroup, key, headerName);
         } else {
             writeInt(header, H_COUNT, count);
-            inner.put(key, headerName, header);
+            inner.put(keyGroup, key, headerName, header);
         }
         return true;
     }
 
     /** Entries in the map of (key, namespace); 0 when there is none. */
-    public int size(byte[] key, byte[] namespace) throws IOException {
-        byte[] header = inner.get(key, headerName(namespace));
+    public int size(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+        byte[] header = inner.get(keyGroup, key, headerName(namespace));
         return header == null ? 0 : readInt(header, H_COUNT);
     }
 
     /** The id of the map's first chunk, or {@link #NONE} for an empty map. */
-    public int firstChunk(byte[] key, byte[] namespace) throws IOException {
-        byte[] header = inner.get(key, headerName(namespace));
+    public int firstChunk(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+        byte[] header = inner.get(keyGroup, key, headerName(namespace));
         return header == null ? NONE : readInt(header, H_FIRST);
     }
 
     /** Chunk {@code id} of the map, or null if it is gone (emptied since its id was read). */
-    public Chunk chunkOrNull(byte[] key, byte[] namespace, int id) throws IOException {
-        byte[] bytes = inner.get(key, chunkName(namespace, id));
+    public Chunk chunkOrNull(int keyGroup, byte[] key, byte[] namespace, int id)
+            throws IOException {
+        byte[] bytes = inner.get(keyGroup, key, chunkName(namespace, id));
         return bytes == null ? null : Chunk.decode(bytes);
     }
 
-    private Chunk chunk(byte[] key, byte[] namespace, int id) throws IOException {
-        Chunk chunk = chunkOrNull(key, namespace, id);
+    private Chunk chunk(int keyGroup, byte[] key, byte[] namespace, int id) throws IOException {
+        Chunk chunk = chunkOrNull(keyGroup, key, namespace, id);
         if (chunk == null) {
             throw new IllegalStateException("map state chunk " + id + " is missing");
         }
@@ -272,13 +278,13 @@ public final class MapStateStorage implements StateStorage {
     // ------------------------------------------------------------------ whole maps
 
     @Override
-    public byte[] get(byte[] key, byte[] namespace) throws IOException {
+    public byte[] get(int keyGroup, byte[] key, byte[] namespace) throws IOException {
         List<byte[]> keys = new ArrayList<>();
         List<byte[]> values = new ArrayList<>();
-        for (int c = firstChunk(key, namespace); c != NONE; ) {
-            Chunk chunk = chunk(key, namespace, c);
+        for (int c = firstChunk(keyGroup, key, namespace); c != NONE; ) {
+            Chunk chunk = chunk(keyGroup, key, namespace, c);
             for (byte[] userKey : chunk.keys) {
-                byte[] entry = getEntry(key, namespace, userKey);
+                byte[] entry = getEntry(keyGroup, key, namespace, userKey);
                 int length = entryValueLength(entry);
                 keys.add(userKey);
                 values.add(
@@ -293,11 +299,12 @@ public final class MapStateStorage implements StateStorage {
 
     /** Merges the entries of {@code value}, a map in the raw layout. */
     @Override
-    public void put(byte[] key, byte[] namespace, byte[] value) throws IOException {
+    public void put(int keyGroup, byte[] key, byte[] namespace, byte[] value) throws IOException {
         forEachRawEntry(
                 value,
                 (buf, keyOffset, keyLength, valueOffset, valueLength) ->
                         putEntry(
+                                keyGroup,
                                 key,
                                 namespace,
                                 Arrays.copyOfRange(buf, keyOffset, keyOffset + keyLength),
@@ -309,20 +316,20 @@ public final class MapStateStorage implements StateStorage {
 
     /** Clears the whole map: every entry, chunk and the header. */
     @Override
-    public void remove(byte[] key, byte[] namespace) throws IOException {
-        int c = firstChunk(key, namespace);
+    public void remove(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+        int c = firstChunk(keyGroup, key, namespace);
         if (c == NONE) {
             return;
         }
         while (c != NONE) {
-            Chunk chunk = chunk(key, namespace, c);
+            Chunk chunk = chunk(keyGroup, key, namespace, c);
             for (byte[] userKey : chunk.keys) {
-                inner.remove(key, entryName(namespace, userKey));
+                inner.remove(keyGroup, key, entryName(namespace, userKey));
             }
-            inner.remove(key, chunkName(namespace, c));
+            inner.remove(keyGroup, key, chunkName(namespace, c));
             c = chunk.next;
         }
-        inner.remove(key, headerName(namespace));
+        inner.remove(keyGroup, key, headerName(namespace));
     }
 
     /** Visits every entry as a one-entry map under the map's own namespace. */
@@ -395,21 +402,6 @@ public final class MapStateStorage implements StateStorage {
     @Override
     public StorePattern pattern() {
         return inner.pattern();
-    }
-
-    @Override
-    public boolean isList() {
-        return false;
-    }
-
-    @Override
-    public void append(byte[] key, byte[] namespace, byte[] element) {
-        throw new UnsupportedOperationException("map state storage holds no lists");
-    }
-
-    @Override
-    public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) {
-        throw new UnsupportedOperationException("map state storage holds no lists");
     }
 
     @Override

@@ -12,17 +12,16 @@ import java.util.List;
 
 /**
  * A storage split over several store instances by key group, so that each instance flushes and
- * compacts its share on its own (FlowKV paper §3: m instances per operator). The key group is the
- * first bytes of every store key; {@code keyGroup % instances} picks the instance.
+ * compacts its share on its own (FlowKV paper §3: m instances per operator). Callers pass the key
+ * group of every key (they know it; the store key starts with it too); {@code keyGroup % instances}
+ * picks the instance.
  */
 abstract class PartitionedStorage<S extends Store> implements StateStorage {
     protected final List<S> instances = new ArrayList<>();
     private final Path directory;
-    private final int keyGroupPrefixBytes;
 
-    PartitionedStorage(Path directory, int keyGroupPrefixBytes) {
+    PartitionedStorage(Path directory) {
         this.directory = directory;
-        this.keyGroupPrefixBytes = keyGroupPrefixBytes;
     }
 
     @Override
@@ -30,12 +29,11 @@ abstract class PartitionedStorage<S extends Store> implements StateStorage {
         return directory;
     }
 
-    protected S instanceFor(byte[] key) {
-        if (instances.size() == 1) {
-            return instances.get(0);
-        }
-        int keyGroup = KeyBytes.keyGroupOf(key, keyGroupPrefixBytes);
-        return instances.get(Math.floorMod(keyGroup, instances.size()));
+    /** The instance of a key group: {@code keyGroup % instances}. */
+    protected S instanceFor(int keyGroup) {
+        return instances.size() == 1
+                ? instances.get(0)
+                : instances.get(Math.floorMod(keyGroup, instances.size()));
     }
 
     /** Opens the store instance of one partition. */

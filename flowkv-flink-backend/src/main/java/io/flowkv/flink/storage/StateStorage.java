@@ -4,7 +4,6 @@ import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.TriggerTimes;
-import io.flowkv.core.ValueConsumer;
 
 import org.apache.flink.annotation.Internal;
 
@@ -15,37 +14,34 @@ import java.util.List;
 
 /**
  * Where one registered state's entries live: the FlowKV store chosen for it, split into partition
- * instances by key group. Keys are store keys (key-group prefixed, see {@link KeyBytes}).
+ * instances by key group. Keys are store keys (key-group prefixed, see {@link KeyBytes}); every
+ * operation on a key also takes its key group, which the caller knows (the backend's current key
+ * group, or the one a snapshot recorded), and which routes it to its instance.
  *
- * <p>List storages keep elements ({@link #append}, {@link #getElements}); value storages keep one
- * value per (key, namespace) ({@link #get}, {@link #put}). {@link #forEach} visits one element at a
- * time for list storages and one value at a time for value storages.
+ * <p>A storage is either a {@link ListStateStorage} (elements appended and read back in order) or a
+ * {@link ValueStateStorage} (one value per key and namespace). {@link #forEach} visits one element
+ * at a time for list storages and one value at a time for value storages.
  */
 @Internal
 public interface StateStorage extends Closeable {
 
     StorePattern pattern();
 
-    boolean isList();
+    /** Whether this storage keeps lists of elements ({@link ListStateStorage}). */
+    default boolean isList() {
+        return this instanceof ListStateStorage;
+    }
 
-    void append(byte[] key, byte[] namespace, byte[] element) throws IOException;
-
-    /** Visits the elements of (key, namespace) in append order; false if there are none. */
-    boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) throws IOException;
-
-    byte[] get(byte[] key, byte[] namespace) throws IOException;
-
-    void put(byte[] key, byte[] namespace, byte[] value) throws IOException;
-
-    void remove(byte[] key, byte[] namespace) throws IOException;
+    /** Drops the value or the list of elements of (key, namespace). */
+    void remove(int keyGroup, byte[] key, byte[] namespace) throws IOException;
 
     void forEach(EntryVisitor visitor) throws IOException;
 
     /**
-     * Where to tell the store when a window will be read, if it predicts its reads (AUR); null for
-     * the others.
+     * Where to tell the store instance of {@code keyGroup} when a window will be read, if it
+     * predicts its reads (AUR); null for the others.
      */
-    default TriggerTimes triggerTimes() throws IOException {
+    default TriggerTimes triggerTimes(int keyGroup) throws IOException {
         return null;
     }
 

@@ -57,8 +57,8 @@ public final class StorageFactory {
     }
 
     /** A new, empty AUR storage of a state in {@code dir} (a judged AAR storage moving there). */
-    StateStorage openAur(int stateId, Path dir) throws IOException {
-        return open(stateId, dir, StorePattern.AUR, true, keyGroups, null);
+    ListStateStorage openAur(int stateId, Path dir) throws IOException {
+        return (ListStateStorage) open(stateId, dir, StorePattern.AUR, true, keyGroups, null);
     }
 
     public Path baseDirectory() {
@@ -116,26 +116,14 @@ public final class StorageFactory {
                         manifests);
             case AUR:
                 return new AurStateStorage(
-                        dir,
-                        budget,
-                        settings,
-                        fileIo,
-                        predictor,
-                        keyGroupPrefixBytes,
-                        stateSeed,
-                        manifests);
+                        dir, budget, settings, fileIo, predictor, stateSeed, manifests);
             case RMW:
             case GENERIC:
-                return new RmwStateStorage(
-                        pattern,
-                        list,
-                        dir,
-                        budget,
-                        settings,
-                        fileIo,
-                        keyGroupPrefixBytes,
-                        stateSeed,
-                        manifests);
+                return list
+                        ? new RmwListStorage(
+                                pattern, dir, budget, settings, fileIo, stateSeed, manifests)
+                        : new RmwStateStorage(
+                                pattern, dir, budget, settings, fileIo, stateSeed, manifests);
             default:
                 throw new IllegalArgumentException("Unknown store pattern " + pattern);
         }

@@ -112,7 +112,7 @@ public final class StoreBinder {
     public StateStorage values(RegisteredState registered) throws IOException {
         StateStorage storage = storage(registered);
         return registered.metaInfo.getStateType() == StateDescriptor.Type.MAP
-                ? new MapStateStorage(storage)
+                ? new MapStateStorage((ValueStateStorage) storage)
                 : storage;
     }
 }

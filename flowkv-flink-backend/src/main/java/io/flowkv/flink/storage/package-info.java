@@ -8,14 +8,19 @@
  *       |        operator registered (or the pattern override); StorageFactory opens it
  *       v
  *   StateStorage, split into store instances by key group (PartitionedStorage)
- *     AarStateStorage        AAR: window contents of tumbling and sliding windows
- *     AurStateStorage        AUR: window contents of session, global and custom windows
- *     RmwStateStorage        RMW: aggregates and reduces; GENERIC: every other state
- *     AdaptiveWindowStorage  AAR until the appends show windows per key (WindowAlignment), then AUR
- *     MapStateStorage        map state one record per entry, over a value storage
+ *     ListStateStorage: append, getElements          ValueStateStorage: get, put
+ *       AarStateStorage        AAR: tumbling and      RmwStateStorage  RMW: aggregates and
+ *                              sliding windows                         reduces; GENERIC: other
+ *       AurStateStorage        AUR: session, global                    value and map state
+ *                              and custom windows     MapStateStorage  map state, one record
+ *       AdaptiveWindowStorage  AAR until windows                       per entry, over a value
+ *                              fire per key, then AUR                  storage
+ *       RmwListStorage         list state outside windows (GENERIC)
  * </pre>
  *
- * Store keys are key-group prefixed ({@link io.flowkv.flink.storage.KeyBytes}), and {@link
+ * Every operation on a key takes its key group from the caller, which routes it to its store
+ * instance. Store keys are key-group prefixed too ({@link io.flowkv.flink.storage.KeyBytes}): what
+ * is read back from a store or a snapshot carries its key group with it. {@link
  * io.flowkv.flink.storage.StoreSizing} divides the backend's memory budget among its stores. The
  * package sits on flowkv-core's stores and on the settings of the config package; states,
  * snapshots, restores and metrics use it.

@@ -71,7 +71,8 @@ class AdaptiveWindowStorageTest {
             // trigger time comes from the pending timers handed over on the move.
             TimeWindow window = PerKeyWindows.window("k0", timestamp(0));
             assertThat(
-                            ((AurStateStorage) storage.current())
+                            storage.current()
+                                    .triggerTimes(keyGroup("k0"))
                                     .triggerTime(keyBytes("k0"), ns(window)))
                     .as("trigger time of k0's window %s", window)
                     .isEqualTo(window.maxTimestamp());
@@ -178,9 +179,12 @@ class AdaptiveWindowStorageTest {
         return i / 4;
     }
 
+    private static int keyGroup(String key) {
+        return KeyGroupRangeAssignment.assignToKeyGroup(key, MAX_PARALLELISM);
+    }
+
     private static byte[] keyBytes(String key) throws Exception {
-        int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(key, MAX_PARALLELISM);
-        return codec().key(key, keyGroup);
+        return codec().key(key, keyGroup(key));
     }
 
     private static byte[] ns(TimeWindow window) throws Exception {

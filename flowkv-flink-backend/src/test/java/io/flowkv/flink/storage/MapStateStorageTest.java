@@ -2,7 +2,6 @@ package io.flowkv.flink.storage;
 
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.SealedStore;
-import io.flowkv.core.ValueConsumer;
 
 import org.junit.jupiter.api.Test;
 
@@ -18,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The chunk layout of per-entry map state over a value storage (docs/FORMAT.md). */
 class MapStateStorageTest {
+    private static final int KEY_GROUP = 0;
     private static final byte[] KEY = {1, 2, 3};
     private static final byte[] NS = {9};
 
@@ -34,43 +34,44 @@ class MapStateStorageTest {
         for (int i = 0; i < 30; i++) {
             byte[] userKey = userKey(i, 300);
             inserted.add(userKey);
-            maps.putEntry(KEY, NS, userKey, new byte[] {(byte) i});
+            maps.putEntry(KEY_GROUP, KEY, NS, userKey, new byte[] {(byte) i});
         }
         byte[] huge = userKey(99, 2000);
         inserted.add(huge);
-        maps.putEntry(KEY, NS, huge, null);
-        maps.putEntry(KEY, NS, userKey(100, 8), new byte[0]);
+        maps.putEntry(KEY_GROUP, KEY, NS, huge, null);
+        maps.putEntry(KEY_GROUP, KEY, NS, userKey(100, 8), new byte[0]);
         inserted.add(userKey(100, 8));
 
         List<Integer> sizes = new ArrayList<>();
         List<byte[]> walked = new ArrayList<>();
-        for (int c = maps.firstChunk(KEY, NS); c != MapStateStorage.NONE; ) {
-            MapStateStorage.Chunk chunk = maps.chunkOrNull(KEY, NS, c);
+        for (int c = maps.firstChunk(KEY_GROUP, KEY, NS); c != MapStateStorage.NONE; ) {
+            MapStateStorage.Chunk chunk = maps.chunkOrNull(KEY_GROUP, KEY, NS, c);
             sizes.add(chunk.keys.size());
             walked.addAll(chunk.keys);
             c = chunk.next;
         }
         assertThat(sizes).as("keys per chunk").containsExactly(3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1);
         assertThat(walked).as("insertion order").containsExactlyElementsOf(inserted);
-        assertThat(maps.size(KEY, NS)).isEqualTo(32);
+        assertThat(maps.size(KEY_GROUP, KEY, NS)).isEqualTo(32);
         assertThat(inner.largestChunkWrite).isLessThanOrEqualTo(12 + 2004);
         assertThat(inner.largestChunkWriteOfSmallKeys).isLessThanOrEqualTo(12 + 1024);
 
         // Small keys still fill a chunk to 64.
         MapStateStorage small = new MapStateStorage(new Recording());
         for (int i = 0; i < 65; i++) {
-            small.putEntry(KEY, NS, userKey(i, 4), new byte[] {1});
+            small.putEntry(KEY_GROUP, KEY, NS, userKey(i, 4), new byte[] {1});
         }
-        int first = small.firstChunk(KEY, NS);
-        assertThat(small.chunkOrNull(KEY, NS, first).keys).hasSize(MapStateStorage.CHUNK_KEYS);
+        int first = small.firstChunk(KEY_GROUP, KEY, NS);
+        assertThat(small.chunkOrNull(KEY_GROUP, KEY, NS, first).keys)
+                .hasSize(MapStateStorage.CHUNK_KEYS);
 
         // Removing keys keeps the rest in order; an emptied chunk is unlinked.
         for (int i = 0; i < 3; i++) {
-            assertThat(maps.removeEntry(KEY, NS, inserted.get(i))).isTrue();
+            assertThat(maps.removeEntry(KEY_GROUP, KEY, NS, inserted.get(i))).isTrue();
         }
         List<byte[]> left = new ArrayList<>();
-        for (int c = maps.firstChunk(KEY, NS); c != MapStateStorage.NONE; ) {
-            MapStateStorage.Chunk chunk = maps.chunkOrNull(KEY, NS, c);
+        for (int c = maps.firstChunk(KEY_GROUP, KEY, NS); c != MapStateStorage.NONE; ) {
+            MapStateStorage.Chunk chunk = maps.chunkOrNull(KEY_GROUP, KEY, NS, c);
             left.addAll(chunk.keys);
             c = chunk.next;
         }
@@ -85,7 +86,7 @@ class MapStateStorageTest {
     }
 
     /** A value storage in a map that remembers the largest chunk record written. */
-    private static final class Recording implements StateStorage {
+    private static final class Recording implements ValueStateStorage {
         private final Map<String, byte[]> records = new HashMap<>();
         int largestChunkWrite;
         int largestChunkWriteOfSmallKeys;
@@ -100,28 +101,13 @@ class MapStateStorageTest {
         }
 
         @Override
-        public boolean isList() {
-            return false;
-        }
-
-        @Override
-        public void append(byte[] key, byte[] namespace, byte[] element) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public boolean getElements(byte[] key, byte[] namespace, ValueConsumer out) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public byte[] get(byte[] key, byte[] namespace) {
+        public byte[] get(int keyGroup, byte[] key, byte[] namespace) {
             byte[] v = records.get(name(key, namespace));
             return v == null ? null : v.clone();
         }
 
         @Override
-        public void put(byte[] key, byte[] namespace, byte[] value) {
+        public void put(int keyGroup, byte[] key, byte[] namespace, byte[] value) {
             if (namespace[namespace.length - 1] == 'C') {
                 largestChunkWrite = Math.max(largestChunkWrite, value.length);
                 MapStateStorage.Chunk chunk = MapStateStorage.Chunk.decode(value);
@@ -134,7 +120,7 @@ class MapStateStorageTest {
         }
 
         @Override
-        public void remove(byte[] key, byte[] namespace) {
+        public void remove(int keyGroup, byte[] key, byte[] namespace) {
             records.remove(name(key, namespace));
         }
 

@@ -34,36 +34,34 @@ class RmwListStorageTest {
 
     private final MemoryBudget budget = new MemoryBudget(16L << 20);
 
-    private RmwStateStorage open(List<Path> manifests) throws IOException {
-        return new RmwStateStorage(
+    private RmwListStorage open(List<Path> manifests) throws IOException {
+        return new RmwListStorage(
                 StorePattern.GENERIC,
-                true,
                 dir,
                 budget,
                 FlowKVSettings.from(new Configuration()),
                 FileIo.DEFAULT,
-                KEY_GROUP_PREFIX,
                 7,
                 manifests);
     }
 
     @Test
     void shouldAppendWithoutRewritingTheList() throws IOException {
-        try (RmwStateStorage storage = open(null)) {
+        try (RmwListStorage storage = open(null)) {
             byte[] key = key(1);
             byte[] ns = bytes("ns");
             byte[] element = new byte[100];
             long firstThousand = 0;
             for (int i = 0; i < 20_000; i++) {
                 long before = appended(storage);
-                storage.append(key, ns, element);
+                storage.append(keyGroup(1), key, ns, element);
                 if (i < 1_000) {
                     firstThousand += appended(storage) - before;
                 }
             }
             long before = appended(storage);
             for (int i = 0; i < 1_000; i++) {
-                storage.append(key, ns, element);
+                storage.append(keyGroup(1), key, ns, element);
             }
             long lastThousand = appended(storage) - before;
             // A rewritten list would write ~20x more for the last thousand than for the first.
@@ -71,7 +69,7 @@ class RmwListStorageTest {
                     .as("bytes written by 1,000 appends to a 20k-element list vs to a new one")
                     .isLessThan(2 * firstThousand);
             int[] count = {0};
-            storage.getElements(key, ns, (buf, off, len) -> count[0]++);
+            storage.getElements(keyGroup(1), key, ns, (buf, off, len) -> count[0]++);
             assertThat(count[0]).isEqualTo(21_000);
         }
     }
@@ -82,20 +80,20 @@ class RmwListStorageTest {
         SplittableRandom rnd = new SplittableRandom(seed);
         Map<String, List<String>> model = new HashMap<>();
         List<Path> manifests = new ArrayList<>();
-        try (RmwStateStorage storage = open(null)) {
+        try (RmwListStorage storage = open(null)) {
             for (int op = 0; op < 60_000; op++) {
                 int k = rnd.nextInt(40);
                 String ns = "n" + rnd.nextInt(3);
                 String id = k + "/" + ns;
                 if (rnd.nextInt(500) == 0) {
-                    storage.remove(key(k), bytes(ns));
+                    storage.remove(keyGroup(k), key(k), bytes(ns));
                     model.remove(id);
                     continue;
                 }
                 // Mostly small elements, now and then one larger than a whole tail.
                 int length = rnd.nextInt(50) == 0 ? 5_000 + rnd.nextInt(3_000) : rnd.nextInt(60);
                 String value = op + ":" + "x".repeat(length);
-                storage.append(key(k), bytes(ns), bytes(value));
+                storage.append(keyGroup(k), key(k), bytes(ns), bytes(value));
                 model.computeIfAbsent(id, x -> new ArrayList<>()).add(value);
             }
             assertMatches(storage, model, "seed=" + seed);
@@ -104,7 +102,7 @@ class RmwListStorageTest {
                 manifests.add(sealed.manifest());
             }
         }
-        try (RmwStateStorage restored = open(manifests)) {
+        try (RmwListStorage restored = open(manifests)) {
             assertMatches(restored, model, "restored, seed=" + seed);
             assertThat(iterate(restored)).isEqualTo(model);
         }
@@ -112,7 +110,7 @@ class RmwListStorageTest {
     }
 
     private static void assertMatches(
-            RmwStateStorage storage, Map<String, List<String>> model, String label)
+            RmwListStorage storage, Map<String, List<String>> model, String label)
             throws IOException {
         for (int k = 0; k < 40; k++) {
             for (int n = 0; n < 3; n++) {
@@ -120,6 +118,7 @@ class RmwListStorageTest {
                 List<String> got = new ArrayList<>();
                 boolean found =
                         storage.getElements(
+                                keyGroup(k),
                                 key(k),
                                 bytes("n" + n),
                                 (buf, off, len) ->
@@ -129,7 +128,7 @@ class RmwListStorageTest {
         }
     }
 
-    private static Map<String, List<String>> iterate(RmwStateStorage storage) throws IOException {
+    private static Map<String, List<String>> iterate(RmwListStorage storage) throws IOException {
         Map<String, List<String>> seen = new HashMap<>();
         List<String> order = new ArrayList<>();
         storage.forEach(
@@ -149,13 +148,18 @@ class RmwListStorageTest {
                 .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
     }
 
-    private static long appended(RmwStateStorage storage) {
+    private static long appended(RmwListStorage storage) {
         return storage.stats().stream().mapToLong(s -> s.bytesAppended()).sum();
+    }
+
+    /** Key {@code k}'s key group: keys spread over the storage's instances. */
+    private static int keyGroup(int k) {
+        return k % 8;
     }
 
     /** A store key: key-group prefix byte, then the key. */
     private static byte[] key(int k) {
-        return new byte[] {0, (byte) k};
+        return new byte[] {(byte) keyGroup(k), (byte) k};
     }
 
     private static byte[] bytes(String s) {

@@ -1,10 +1,10 @@
 package io.flowkv.flink.timers;
 
-import io.flowkv.core.TriggerTimes;
 import io.flowkv.core.aur.TriggerTimePredictor;
 import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVStateBackend;
 import io.flowkv.flink.storage.KeyBytes;
+import io.flowkv.flink.storage.StateStorage;
 import io.flowkv.flink.storage.StorePattern;
 
 import org.apache.flink.api.common.ExecutionConfig;
@@ -61,9 +61,8 @@ class TriggerTimeFeedTest {
             FlowKVKeyedStateBackend<?> backend =
                     (FlowKVKeyedStateBackend<?>) h.getOperator().getKeyedStateBackend();
             assertThat(backend.storePattern("window-contents")).isEqualTo(StorePattern.AUR);
-            TriggerTimes storage =
-                    backend.storage(backend.registeredStates().get("window-contents"))
-                            .triggerTimes();
+            StateStorage storage =
+                    backend.storage(backend.registeredStates().get("window-contents"));
             assertThat(triggerTime(storage, "a")).as("earliest of a's timers").isEqualTo(103);
             assertThat(triggerTime(storage, "b")).isEqualTo(150);
 
@@ -78,11 +77,12 @@ class TriggerTimeFeedTest {
         }
     }
 
-    private static long triggerTime(TriggerTimes storage, String key) throws Exception {
+    private static long triggerTime(StateStorage storage, String key) throws Exception {
         KeyBytes<String, GlobalWindow> bytes =
                 new KeyBytes<>(StringSerializer.INSTANCE, new GlobalWindow.Serializer(), 1);
         int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(key, MAX_PARALLELISM);
-        return storage.triggerTime(bytes.key(key, keyGroup), bytes.namespace(GlobalWindow.get()));
+        return storage.triggerTimes(keyGroup)
+                .triggerTime(bytes.key(key, keyGroup), bytes.namespace(GlobalWindow.get()));
     }
 
     /** Fires a global window {@code delay} after each element's timestamp. */
