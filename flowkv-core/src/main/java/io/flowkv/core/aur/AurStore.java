@@ -160,6 +160,8 @@ public final class AurStore implements ListStore, TriggerTimes {
         this.dataLogs = new DataLogs(directory);
         this.predictor = options.predictor();
         Jitter jitter = options.newJitter();
+        // Draw in this order: the limits of a given seed stay the same from build to build.
+        long writeBufferLimit = jitter.scale(options.writeBufferBytes());
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
         this.table = new WindowStatTable(budget, io, directory, options.statCacheBytes() / 4 * 3);
         this.prefetch =
@@ -167,7 +169,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                         table, budget, options.prefetchBufferLimit(), options.readBatchRatio());
         this.batch = new FrameBatch(budget, prefetch);
         this.loader = new BatchLoader(directory, io, table, batch, prefetch, dataLogs, stats);
-        this.writeBuffer = new WriteBuffer(table, budget, jitter.scale(options.writeBufferBytes()));
+        this.writeBuffer = new WriteBuffer(table, budget, writeBufferLimit);
         IoBuffer data = null;
         try {
             this.chains = newChains();
