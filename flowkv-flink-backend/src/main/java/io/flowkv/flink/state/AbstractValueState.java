@@ -51,6 +51,25 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         }
     }
 
+    /** Computes a new value from the stored one (null when there is none). */
+    @FunctionalInterface
+    protected interface Update<V, E extends Exception> {
+        V apply(V stored) throws E;
+    }
+
+    /**
+     * Replaces the value at the current key and namespace with {@code update} of it: one get and
+     * one put, whatever the state (an add of a reducing or aggregating state).
+     */
+    protected <E extends Exception> void updateValue(Update<V, E> update) throws IOException, E {
+        int keyGroup = keyGroup();
+        byte[] key = keyBytes();
+        byte[] namespace = namespaceBytes();
+        byte[] bytes = values.get(keyGroup, key, namespace);
+        V next = update.apply(bytes == null ? null : deserialize(bytes));
+        values.put(keyGroup, key, namespace, serialize(next));
+    }
+
     /** Combines two values of a merging state (reduce, or an aggregate's merge). */
     @FunctionalInterface
     protected interface Merger<V> {

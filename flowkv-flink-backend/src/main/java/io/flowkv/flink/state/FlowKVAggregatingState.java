@@ -67,13 +67,11 @@ public final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractVa
 
     @Override
     public void add(IN value) throws IOException {
-        int keyGroup = keyGroup();
-        byte[] key = keyBytes();
-        byte[] namespace = namespaceBytes();
-        byte[] bytes = values.get(keyGroup, key, namespace);
-        ACC accumulator =
-                bytes == null ? aggregateFunction.createAccumulator() : deserialize(bytes);
-        values.put(keyGroup, key, namespace, serialize(aggregateFunction.add(value, accumulator)));
+        updateValue(
+                stored ->
+                        aggregateFunction.add(
+                                value,
+                                stored == null ? aggregateFunction.createAccumulator() : stored));
     }
 
     @Override

@@ -65,12 +65,7 @@ public final class FlowKVReducingState<K, N, V> extends AbstractValueState<K, N,
 
     @Override
     public void add(V value) throws Exception {
-        int keyGroup = keyGroup();
-        byte[] key = keyBytes();
-        byte[] namespace = namespaceBytes();
-        byte[] bytes = values.get(keyGroup, key, namespace);
-        V result = bytes == null ? value : reduceFunction.reduce(deserialize(bytes), value);
-        values.put(keyGroup, key, namespace, serialize(result));
+        updateValue(stored -> stored == null ? value : reduceFunction.reduce(stored, value));
     }
 
     @Override

@@ -29,14 +29,12 @@ import java.util.List;
  * the chunks in order, then the tail. {@link #forEach} still yields every list whole and in order,
  * element by element (the canonical form snapshots and rescaling use).
  */
-final class RmwListStorage extends PartitionedStorage<RmwStore> implements ListStateStorage {
+final class RmwListStorage extends RmwStorage implements ListStateStorage {
     /** Tail bytes at which an append first seals the tail as a chunk. */
     static final int TAIL_BYTES = 4096;
 
     private static final byte TAIL = 'T';
     private static final byte SEALED = 'S';
-
-    private final StorePattern pattern;
 
     RmwListStorage(
             StorePattern pattern,
@@ -47,14 +45,7 @@ final class RmwListStorage extends PartitionedStorage<RmwStore> implements ListS
             long seed,
             List<Path> manifests)
             throws IOException {
-        super(dir);
-        this.pattern = pattern;
-        RmwStateStorage.openRmwInstances(this, dir, budget, settings, fileIo, seed, manifests);
-    }
-
-    @Override
-    public StorePattern pattern() {
-        return pattern;
+        super(pattern, dir, budget, settings, fileIo, seed, manifests);
     }
 
     @Override
