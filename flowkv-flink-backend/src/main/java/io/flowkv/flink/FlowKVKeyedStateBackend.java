@@ -13,6 +13,7 @@ import io.flowkv.flink.state.FlowKVMapState;
 import io.flowkv.flink.state.FlowKVReducingState;
 import io.flowkv.flink.state.FlowKVValueState;
 import io.flowkv.flink.state.StateKeyContext;
+import io.flowkv.flink.state.WindowStates;
 import io.flowkv.flink.storage.ByteArray;
 import io.flowkv.flink.storage.KeyBytes;
 import io.flowkv.flink.storage.ListStateStorage;
@@ -29,11 +30,8 @@ import io.flowkv.flink.timers.TriggerTimeFeed;
 
 import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.ExecutionConfig;
-import org.apache.flink.api.common.state.AggregatingStateDescriptor;
-import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.State;
 import org.apache.flink.api.common.state.StateDescriptor;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -61,7 +59,6 @@ import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
 import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
 import org.apache.flink.runtime.state.metrics.SizeTrackingStateConfig;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
-import org.apache.flink.streaming.api.operators.InternalTimer;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.FlinkRuntimeException;
 import org.apache.flink.util.IOUtils;
@@ -107,6 +104,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     private final StoreBinder binder;
     private final int keyGroupPrefixBytes;
     private final StateRegistry states;
+    private final WindowStates<K> windowStates = new WindowStates<>();
     private final HeapPriorityQueuesManager priorityQueuesManager;
     private final FlowKVSnapshotStrategy<K> snapshotStrategy;
     private final AutoCloseable memoryLease;
@@ -250,7 +248,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         preFlushParts.clear();
         preFlushed.clear();
         for (RegisteredState registered : states.all()) {
-            StateStorage storage = registered.storage;
+            StateStorage storage = registered.storage();
             if (storage == null) {
                 continue;
             }
@@ -316,22 +314,21 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         if (allowFutureMetadataUpdates) {
             metaInfo = metaInfo.withSerializerUpgradesAllowed();
         }
-        registered.metaInfo = metaInfo;
+        registered.updateMetaInfo(metaInfo);
 
-        AbstractFlowKVState<K, N, SV> state = (AbstractFlowKVState<K, N, SV>) registered.state;
+        AbstractFlowKVState<K, N, SV> state = (AbstractFlowKVState<K, N, SV>) registered.state();
         if (state == null) {
             state =
                     createState(
                             stateDesc,
                             registered,
                             namespaceSerializer,
-                            metaInfo.getStateSerializer());
-            registered.state = state;
+                            metaInfo.getStateSerializer(),
+                            windowStates);
+            registered.bindState(state);
         } else {
-            state.setSerializers(namespaceSerializer, metaInfo.getStateSerializer());
-            updateFunctions(state, stateDesc);
+            state.reregistered(stateDesc, namespaceSerializer, metaInfo.getStateSerializer());
         }
-        linkMergingWindowSet();
         return (IS) state;
     }
 
@@ -342,7 +339,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             TypeSerializer<N> namespaceSerializer)
             throws Exception {
         RegisteredKeyValueStateBackendMetaInfo<N, SV> restored =
-                (RegisteredKeyValueStateBackendMetaInfo<N, SV>) registered.metaInfo;
+                (RegisteredKeyValueStateBackendMetaInfo<N, SV>) registered.metaInfo();
         TypeSerializer<N> previousNamespaceSerializer = restored.getNamespaceSerializer();
         TypeSerializerSchemaCompatibility<N> namespaceCompatibility =
                 restored.updateNamespaceSerializer(namespaceSerializer);
@@ -390,7 +387,12 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         TypeSerializer<SV> prior = metaInfo.getPreviousStateSerializer();
         TypeSerializer<SV> current = metaInfo.getStateSerializer();
         AbstractFlowKVState<K, N, SV> migrator =
-                createState(stateDesc, registered, metaInfo.getNamespaceSerializer(), current);
+                createState(
+                        stateDesc,
+                        registered,
+                        metaInfo.getNamespaceSerializer(),
+                        current,
+                        new WindowStates<>()); // a migrator feeds no trigger times
         StateStorage storage = binder.values(registered);
         List<byte[][]> entries = new ArrayList<>();
         storage.forEach(
@@ -430,7 +432,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             StateDescriptor<S, SV> stateDesc,
             RegisteredState registered,
             TypeSerializer<N> namespaceSerializer,
-            TypeSerializer<SV> stateSerializer)
+            TypeSerializer<SV> stateSerializer,
+            WindowStates<K> windows)
             throws IOException {
         if (stateDesc.getType() == StateDescriptor.Type.LIST) {
             return FlowKVListState.create(
@@ -438,7 +441,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                     this,
                     new LazyListStorage(registered),
                     namespaceSerializer,
-                    stateSerializer);
+                    stateSerializer,
+                    windows);
         }
         ValueStateStorage storage = new LazyValueStorage(registered);
         switch (stateDesc.getType()) {
@@ -459,36 +463,6 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                         String.format(
                                 "State %s is not supported by %s",
                                 stateDesc.getClass(), getClass()));
-        }
-    }
-
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static <S extends State, SV> void updateFunctions(
-            AbstractFlowKVState<?, ?, ?> state, StateDescriptor<S, SV> stateDesc) {
-        if (state instanceof FlowKVReducingState) {
-            ((FlowKVReducingState) state)
-                    .setReduceFunction(((ReducingStateDescriptor) stateDesc).getReduceFunction());
-        } else if (state instanceof FlowKVAggregatingState) {
-            ((FlowKVAggregatingState) state)
-                    .setAggregateFunction(
-                            ((AggregatingStateDescriptor) stateDesc).getAggregateFunction());
-        } else if (state instanceof FlowKVValueState) {
-            ((FlowKVValueState) state)
-                    .setDefaultValue(((ValueStateDescriptor) stateDesc).getDefaultValue());
-        }
-    }
-
-    /** Sends a session operator's merged-window ends to its window contents store. */
-    @SuppressWarnings("unchecked")
-    private void linkMergingWindowSet() {
-        RegisteredState mergingSet = states.get(StoreSelector.MERGING_WINDOW_SET);
-        RegisteredState contents = states.get(StoreSelector.WINDOW_CONTENTS);
-        if (mergingSet != null
-                && contents != null
-                && mergingSet.state instanceof FlowKVListState
-                && contents.state instanceof FlowKVListState) {
-            ((FlowKVListState<K, ?, ?>) mergingSet.state)
-                    .feedTriggerTimesTo((FlowKVListState<K, Object, ?>) contents.state);
         }
     }
 
@@ -634,54 +608,19 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                 triggerTimes);
     }
 
-    /**
-     * A non-merging window operator's timers, as trigger times for its window contents on the AUR
-     * store (count, global and custom windows: session windows get theirs from the merging window
-     * set). A timer's namespace is its window; the earliest pending timer of a window is when its
-     * trigger will read it.
-     */
+    /** The operator's timers, as trigger times of its windows (see {@link WindowStates}). */
     private final TriggerTimeFeed.Listener triggerTimes =
             new TriggerTimeFeed.Listener() {
                 @Override
                 public void timerAdded(Object timer) {
-                    feed(timer, true);
+                    windowStates.timer(timer, true);
                 }
 
                 @Override
                 public void timerRemoved(Object timer) {
-                    feed(timer, false);
+                    windowStates.timer(timer, false);
                 }
             };
-
-    private boolean triggerTimeFeedBroken;
-
-    @SuppressWarnings("unchecked")
-    private void feed(Object timer, boolean added) {
-        if (triggerTimeFeedBroken || !(timer instanceof InternalTimer)) {
-            return;
-        }
-        RegisteredState contents = states.get(StoreSelector.WINDOW_CONTENTS);
-        if (contents == null
-                || contents.pattern() != StorePattern.AUR
-                || states.contains(StoreSelector.MERGING_WINDOW_SET)
-                || !(contents.state instanceof FlowKVListState)) {
-            return;
-        }
-        InternalTimer<K, Object> t = (InternalTimer<K, Object>) timer;
-        try {
-            ((FlowKVListState<K, Object, ?>) contents.state)
-                    .triggerTime(t.getKey(), t.getNamespace(), t.getTimestamp(), added);
-        } catch (ClassCastException e) {
-            // The timers' namespaces are not the windows of the contents state: no feed.
-            triggerTimeFeedBroken = true;
-            LOG.info(
-                    "FlowKV: timers of this operator are not keyed by its window contents'"
-                            + " windows ({}); the AUR store predicts from timestamps only",
-                    e.toString());
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-    }
 
     /**
      * Hands every pending timer to the trigger time feed: after window contents moved from AAR to
@@ -693,7 +632,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             org.apache.flink.util.CloseableIterator<?> timers = queue.getPriorityQueue().iterator();
             try {
                 while (timers.hasNext()) {
-                    feed(timers.next(), true);
+                    windowStates.timer(timers.next(), true);
                 }
             } finally {
                 IOUtils.closeQuietly(timers);
@@ -720,7 +659,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                     continue;
                 }
                 KeyBytes<K, N> codec =
-                        keyBytes((TypeSerializer<N>) registered.metaInfo.getNamespaceSerializer());
+                        keyBytes(
+                                (TypeSerializer<N>) registered.metaInfo().getNamespaceSerializer());
                 byte[] wanted = codec.namespace(namespace);
                 List<byte[]> matching = new ArrayList<>();
                 binder.values(registered)
@@ -755,7 +695,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         Set<ByteArray> seen = new HashSet<>();
         try {
             KeyBytes<K, N> codec =
-                    keyBytes((TypeSerializer<N>) registered.metaInfo.getNamespaceSerializer());
+                    keyBytes((TypeSerializer<N>) registered.metaInfo().getNamespaceSerializer());
             List<byte[][]> pairs = new ArrayList<>();
             binder.values(registered)
                     .forEach(
@@ -882,15 +822,15 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         disposed = true;
         super.dispose();
         for (RegisteredState registered : states.all()) {
-            if (registered.storage != null) {
-                if (LOG.isInfoEnabled() && !registered.storage.stats().isEmpty()) {
+            if (registered.storage() != null) {
+                if (LOG.isInfoEnabled() && !registered.storage().stats().isEmpty()) {
                     LOG.info(
                             StoreStatsLine.of(
                                     operatorIdentifier + "/" + registered.name(),
                                     registered.pattern(),
-                                    registered.storage.stats()));
+                                    registered.storage().stats()));
                 }
-                IOUtils.closeQuietly(registered.storage);
+                IOUtils.closeQuietly(registered.storage());
             }
         }
         states.clear();

@@ -7,6 +7,7 @@ import io.flowkv.flink.config.FlowKVSettings;
 import io.flowkv.flink.metrics.FlowKVMetrics;
 import io.flowkv.flink.restore.FlowKVIncrementalRestoreOperation;
 import io.flowkv.flink.restore.FlowKVRestoreOperation;
+import io.flowkv.flink.restore.RestoreTarget;
 import io.flowkv.flink.snapshot.FlowKVIncrementalSnapshotStrategy;
 import io.flowkv.flink.snapshot.UploadedFiles;
 import io.flowkv.flink.storage.StateRegistry;
@@ -274,31 +275,22 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         StateSerializerProvider<K> keySerializerProvider =
                 StateSerializerProvider.fromNewRegisteredSerializer(parameters.getKeySerializer());
         UploadedFiles uploads = new UploadedFiles();
+        RestoreTarget<K> target =
+                new RestoreTarget<>(
+                        parameters.getKeyGroupRange(),
+                        numberOfKeyGroups,
+                        userClassLoader,
+                        keySerializerProvider,
+                        keyGroupPrefixBytes,
+                        states,
+                        queues,
+                        queueFactory,
+                        binder);
         if (FlowKVIncrementalRestoreOperation.isIncremental(parameters.getStateHandles())) {
-            new FlowKVIncrementalRestoreOperation<>(
-                            parameters.getKeyGroupRange(),
-                            numberOfKeyGroups,
-                            userClassLoader,
-                            keySerializerProvider,
-                            keyGroupPrefixBytes,
-                            states,
-                            queues,
-                            queueFactory,
-                            binder,
-                            uploads)
+            new FlowKVIncrementalRestoreOperation<>(target, uploads)
                     .restore(parameters.getStateHandles());
         } else {
-            new FlowKVRestoreOperation<>(
-                            parameters.getKeyGroupRange(),
-                            numberOfKeyGroups,
-                            userClassLoader,
-                            keySerializerProvider,
-                            keyGroupPrefixBytes,
-                            states,
-                            queues,
-                            queueFactory,
-                            binder)
-                    .restore(parameters.getStateHandles());
+            new FlowKVRestoreOperation<>(target).restore(parameters.getStateHandles());
         }
         if (!parameters.getStateHandles().isEmpty()) {
             metrics.restored((System.nanoTime() - restoreStart) / 1_000_000);

@@ -12,7 +12,6 @@ import io.flowkv.core.index.PagedRecords;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.FrameDescriptor;
-import io.flowkv.core.log.FrameScanner;
 import io.flowkv.core.log.LogFileHeader;
 import io.flowkv.core.log.LogWriter;
 import io.flowkv.core.log.ManifestFile;
@@ -84,7 +83,6 @@ public final class AurStore implements ListStore, TriggerTimes {
     static final String LOG_SUFFIX = ".log";
 
     static final int INDEX_FRAME_TARGET = 32 * 1024;
-    private static final int SCAN_BUFFER = 64 * 1024;
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
@@ -107,7 +105,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     private long liveChainRecords;
 
     private final DataLogs dataLogs;
-    private final List<LogSegment> indexSegments = new ArrayList<>();
+    private final IndexLogs indexLogs;
     private LogSegment activeData;
     private LogWriter dataWriter;
 
@@ -158,6 +156,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         this.io = options.fileIo();
         this.directory = options.directory();
         this.dataLogs = new DataLogs(directory);
+        this.indexLogs = new IndexLogs(io);
         this.predictor = options.predictor();
         Jitter jitter = options.newJitter();
         // Draw in this order: the limits of a given seed stay the same from build to build.
@@ -506,7 +505,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             activeIndex =
                     new LogSegment(
                             id, indexWriter.file(), FileType.AUR_INDEX_LOG, indexWriter.size());
-            indexSegments.add(activeIndex);
+            indexLogs.add(activeIndex);
         }
         publishSpace();
     }
@@ -730,18 +729,21 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         try {
             Compaction moving = compaction;
-            forEachLiveIndexEntry(
-                    entry,
-                    id -> {
-                        long position = entry.position;
-                        if (moving != null) {
-                            position = moving.move(entry);
-                            moving.chain(id, position, entry.frameLength);
-                        }
-                        if (table.batchStamp(id) == stamp) {
-                            collect(id, position, entry.frameLength);
-                        }
-                    });
+            long scanned =
+                    indexLogs.scanLive(
+                            entry,
+                            table,
+                            id -> {
+                                long position = entry.position;
+                                if (moving != null) {
+                                    position = moving.move(entry);
+                                    moving.chain(id, position, entry.frameLength);
+                                }
+                                if (table.batchStamp(id) == stamp) {
+                                    collect(id, position, entry.frameLength);
+                                }
+                            });
+            stats.addIndexScan(scanned);
             if (compaction != null) {
                 compaction.finish(liveBytes);
             }
@@ -886,37 +888,6 @@ public final class AurStore implements ListStore, TriggerTimes {
         liveChainRecords = live;
     }
 
-    /** Receives the table id of a live index entry; the entry itself is parsed into a buffer. */
-    private interface LiveEntryVisitor {
-        void visit(int id) throws IOException;
-    }
-
-    /**
-     * Parses every entry of every index log into {@code e} and hands those still live (their window
-     * known and the entry not older than the window's first sequence) to {@code visitor}.
-     */
-    private void forEachLiveIndexEntry(IndexEntryDescriptor e, LiveEntryVisitor visitor)
-            throws IOException {
-        long scanned = 0;
-        for (LogSegment segment : indexSegments) {
-            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
-            while (scanner.next()) {
-                byte[] buf = scanner.array();
-                int at = scanner.payloadOffset();
-                int end = at + scanner.payloadLength();
-                scanned += scanner.payloadLength();
-                while (at < end) {
-                    at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
-                    int id = e.liveId(table);
-                    if (id != NO_ID) {
-                        visitor.visit(id);
-                    }
-                }
-            }
-        }
-        stats.addIndexScan(scanned);
-    }
-
     private void collect(int id, long position, int length) {
         if (!batch.tryAdd(id, position, length)) {
             // The budget is full: the bets go, the window asked for stays.
@@ -984,7 +955,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     /** Switches to the compacted logs and deletes the victims and the old index logs. */
     private void install(Compaction c) throws IOException {
         List<LogSegment> oldData = new ArrayList<>();
-        List<LogSegment> oldIndex = new ArrayList<>(indexSegments);
+        List<LogSegment> oldIndex = new ArrayList<>(indexLogs.asList());
         LogWriter oldDataWriter = null;
         if (activeData != null && activeData.victim) {
             oldDataWriter = dataWriter;
@@ -1013,8 +984,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             oldData.add(segment);
         }
         dataLogs.replaceAll(kept);
-        indexSegments.clear();
-        indexSegments.add(c.index);
+        indexLogs.replaceAll(List.of(c.index));
         stats.addCompaction(c.moved);
         installChains(c.chains);
         deadBytes = dataBytes - liveBytes;
@@ -1068,30 +1038,33 @@ public final class AurStore implements ListStore, TriggerTimes {
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
         IndexEntryDescriptor e = new IndexEntryDescriptor();
-        forEachLiveIndexEntry(
-                e,
-                id -> {
-                    LogSegment data = dataLogs.require(Positions.segment(e.position));
-                    long offset = Positions.offset(e.position);
-                    byte[] payload = data.reader(io).readFrame(offset);
-                    byte[] key = table.key(id);
-                    byte[] window = table.window(id);
-                    int p = 0;
-                    while (p < payload.length) {
-                        int length =
-                                p + 4 <= payload.length
-                                        ? FrameDescriptor.readIntLE(payload, p)
-                                        : -1;
-                        if (length < 0 || length > payload.length - p - 4) {
-                            throw new CorruptLogException(
-                                    data.path,
-                                    offset + FrameDescriptor.HEADER_LENGTH + p,
-                                    "bad value length " + length + " in data frame");
-                        }
-                        visitor.visit(key, window, payload, p + 4, length);
-                        p += 4 + length;
-                    }
-                });
+        long scanned =
+                indexLogs.scanLive(
+                        e,
+                        table,
+                        id -> {
+                            LogSegment data = dataLogs.require(Positions.segment(e.position));
+                            long offset = Positions.offset(e.position);
+                            byte[] payload = data.reader(io).readFrame(offset);
+                            byte[] key = table.key(id);
+                            byte[] window = table.window(id);
+                            int p = 0;
+                            while (p < payload.length) {
+                                int length =
+                                        p + 4 <= payload.length
+                                                ? FrameDescriptor.readIntLE(payload, p)
+                                                : -1;
+                                if (length < 0 || length > payload.length - p - 4) {
+                                    throw new CorruptLogException(
+                                            data.path,
+                                            offset + FrameDescriptor.HEADER_LENGTH + p,
+                                            "bad value length " + length + " in data frame");
+                                }
+                                visitor.visit(key, window, payload, p + 4, length);
+                                p += 4 + length;
+                            }
+                        });
+        stats.addIndexScan(scanned);
         for (int i = 0, windows = writeBuffer.windows(); i < windows; i++) {
             int id = writeBuffer.window(i);
             byte[] key = table.key(id);
@@ -1133,7 +1106,8 @@ public final class AurStore implements ListStore, TriggerTimes {
             closeIndexWriter();
         }
         byte[] payload =
-                AurManifest.encode(flushSeq, nextFileId, readClock, dataLogs, indexSegments, table);
+                AurManifest.encode(
+                        flushSeq, nextFileId, readClock, dataLogs, indexLogs.asList(), table);
         int manifestId = newFileId(MANIFEST_PREFIX);
         Path manifest = directory.resolve(fileName(MANIFEST_PREFIX, manifestId));
         ManifestFile.write(io, manifest, manifestId, payload, durable);
@@ -1145,7 +1119,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         for (LogSegment segment : dataLogs) {
             files.add(new SealedStore.SealedFile(segment.path, segment.size));
         }
-        for (LogSegment segment : indexSegments) {
+        for (LogSegment segment : indexLogs) {
             files.add(new SealedStore.SealedFile(segment.path, segment.size));
         }
         return new SealedStore(manifest, files);
@@ -1158,7 +1132,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         readClock = m.readClock;
         // Listed first, so that closing the store on a failure closes the logs opened so far.
         dataLogs.replaceAll(m.dataLogs);
-        indexSegments.addAll(m.indexLogs);
+        indexLogs.replaceAll(m.indexLogs);
         long dataTotal = 0;
         for (LogSegment segment : m.dataLogs) {
             segment.reader(io);
@@ -1186,21 +1160,16 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         liveChainRecords = 0;
         IndexEntryDescriptor e = new IndexEntryDescriptor();
-        for (LogSegment segment : indexSegments) {
-            FrameScanner scanner = segment.reader(io).scanAll(SCAN_BUFFER);
-            while (scanner.next()) {
-                byte[] buf = scanner.array();
-                int at = scanner.payloadOffset();
-                int end = at + scanner.payloadLength();
-                while (at < end) {
-                    at = e.parse(buf, at, end, segment.path, scanner.frameOffset());
+        indexLogs.scan(
+                e,
+                (log, frameOffset) -> {
                     LogSegment data = dataLogs.find(Positions.segment(e.position));
                     if (data == null
                             || Positions.offset(e.position) < LogFileHeader.LENGTH
                             || Positions.offset(e.position) + e.frameLength > data.size) {
                         throw new CorruptLogException(
-                                segment.path,
-                                scanner.frameOffset(),
+                                log.path,
+                                frameOffset,
                                 "index entry points outside the data logs: segment "
                                         + Positions.segment(e.position)
                                         + " offset "
@@ -1211,9 +1180,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                         table.setCollectedBytes(id, table.collectedBytes(id) + e.frameLength);
                         extendChain(id, e.position, e.frameLength);
                     }
-                }
-            }
-        }
+                });
         for (int id = 0, end = table.highWater(); id < end; id++) {
             if (table.inUse(id) && table.collectedBytes(id) != table.diskBytes(id)) {
                 throw new CorruptLogException(
@@ -1291,7 +1258,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     private void publishSpace() {
         stats.setLiveBytes(liveBytes);
         stats.setDeadBytes(deadBytes);
-        stats.setFiles(dataLogs.size() + indexSegments.size());
+        stats.setFiles(dataLogs.size() + indexLogs.size());
         stats.setEntries(table.size());
     }
 
@@ -1328,7 +1295,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         for (LogSegment segment : dataLogs) {
             failure = closeSegment(segment, failure);
         }
-        for (LogSegment segment : indexSegments) {
+        for (LogSegment segment : indexLogs) {
             failure = closeSegment(segment, failure);
         }
         // The table may be unusable (a scratch page could not be written): release without it.

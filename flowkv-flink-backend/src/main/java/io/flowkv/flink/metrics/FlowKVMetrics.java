@@ -81,7 +81,7 @@ public final class FlowKVMetrics {
             gauge(
                     group,
                     "memory-bytes",
-                    () -> state.storage == null ? 0 : state.storage.memoryUsed());
+                    () -> state.storage() == null ? 0 : state.storage().memoryUsed());
         }
         if (groups.contains(MetricsGroup.SPACE)) {
             gauge(group, "live-bytes", () -> sum(state, StoreStats::liveBytes));
@@ -148,7 +148,7 @@ public final class FlowKVMetrics {
     }
 
     private static long sum(RegisteredState state, ToLongFunction<StoreStats> field) {
-        StateStorage storage = state.storage;
+        StateStorage storage = state.storage();
         if (storage == null) {
             return 0;
         }

@@ -7,9 +7,7 @@ import io.flowkv.flink.snapshot.UploadedFiles;
 import io.flowkv.flink.storage.KeyBytes;
 import io.flowkv.flink.storage.ListStateStorage;
 import io.flowkv.flink.storage.RegisteredState;
-import io.flowkv.flink.storage.StateRegistry;
 import io.flowkv.flink.storage.StateStorage;
-import io.flowkv.flink.storage.StoreBinder;
 import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
@@ -23,10 +21,8 @@ import org.apache.flink.runtime.state.IncrementalLocalKeyedStateHandle;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.StateSerializerProvider;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
-import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.FileUtils;
@@ -67,42 +63,15 @@ import java.util.zip.CRC32C;
  * key groups are copied into fresh stores (timers likewise).
  */
 @Internal
-public final class FlowKVIncrementalRestoreOperation<K> {
+public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation<K> {
     private static final Logger LOG =
             LoggerFactory.getLogger(FlowKVIncrementalRestoreOperation.class);
 
-    private final KeyGroupRange keyGroupRange;
-    private final int numberOfKeyGroups;
-    private final ClassLoader userCodeClassLoader;
-    private final StateSerializerProvider<K> keySerializerProvider;
-    private final int keyGroupPrefixBytes;
-    private final StateRegistry states;
-    private final Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues;
-    private final HeapPriorityQueueSetFactory queueFactory;
-    private final StoreBinder binder;
     private final UploadedFiles uploads;
     private boolean keySerializerChecked;
 
-    public FlowKVIncrementalRestoreOperation(
-            KeyGroupRange keyGroupRange,
-            int numberOfKeyGroups,
-            ClassLoader userCodeClassLoader,
-            StateSerializerProvider<K> keySerializerProvider,
-            int keyGroupPrefixBytes,
-            StateRegistry states,
-            Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues,
-            HeapPriorityQueueSetFactory queueFactory,
-            StoreBinder binder,
-            UploadedFiles uploads) {
-        this.keyGroupRange = keyGroupRange;
-        this.numberOfKeyGroups = numberOfKeyGroups;
-        this.userCodeClassLoader = userCodeClassLoader;
-        this.keySerializerProvider = keySerializerProvider;
-        this.keyGroupPrefixBytes = keyGroupPrefixBytes;
-        this.states = states;
-        this.queues = queues;
-        this.queueFactory = queueFactory;
-        this.binder = binder;
+    public FlowKVIncrementalRestoreOperation(RestoreTarget<K> target, UploadedFiles uploads) {
+        super(target);
         this.uploads = uploads;
     }
 
@@ -171,8 +140,8 @@ public final class FlowKVIncrementalRestoreOperation<K> {
             }
         }
         for (RegisteredState state : states.all()) {
-            if (state.storage != null) {
-                state.storage.flush();
+            if (state.storage() != null) {
+                state.storage().flush();
             }
         }
     }
@@ -189,7 +158,7 @@ public final class FlowKVIncrementalRestoreOperation<K> {
                 continue;
             }
             RegisteredState state = restored.get(i);
-            state.storage = binder.restored(state, reopen(state, stored, base, metadata.range()));
+            binder.bindRestored(state, reopen(state, stored, base, metadata.range()));
         }
         restoreTimers(metadata, base);
         deleteTimerFiles(metadata, base);
@@ -263,7 +232,13 @@ public final class FlowKVIncrementalRestoreOperation<K> {
         Files.createDirectories(dir);
         try {
             return binder.factory()
-                    .restore(state.id, dir, stored.pattern(), stored.list(), writtenFor, manifests);
+                    .restore(
+                            state.id(),
+                            dir,
+                            stored.pattern(),
+                            stored.list(),
+                            writtenFor,
+                            manifests);
         } catch (IOException e) {
             throw new IOException(
                     "Could not reopen the "

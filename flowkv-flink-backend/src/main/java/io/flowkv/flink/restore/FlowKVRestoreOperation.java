@@ -5,7 +5,6 @@ import io.flowkv.flink.storage.ListStateStorage;
 import io.flowkv.flink.storage.MapStateStorage;
 import io.flowkv.flink.storage.RegisteredState;
 import io.flowkv.flink.storage.StateRegistry;
-import io.flowkv.flink.storage.StoreBinder;
 import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
@@ -17,7 +16,6 @@ import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.RegisteredPriorityQueueStateBackendMetaInfo;
-import org.apache.flink.runtime.state.StateSerializerProvider;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
@@ -42,36 +40,10 @@ import java.util.Map;
  * FullSnapshotRestoreOperation} checks the key serializer.
  */
 @Internal
-public final class FlowKVRestoreOperation<K> {
-    private final KeyGroupRange keyGroupRange;
-    private final int numberOfKeyGroups;
-    private final ClassLoader userCodeClassLoader;
-    private final StateSerializerProvider<K> keySerializerProvider;
-    private final int keyGroupPrefixBytes;
-    private final StateRegistry states;
-    private final Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues;
-    private final HeapPriorityQueueSetFactory queueFactory;
-    private final StoreBinder binder;
+public final class FlowKVRestoreOperation<K> extends RestoreOperation<K> {
 
-    public FlowKVRestoreOperation(
-            KeyGroupRange keyGroupRange,
-            int numberOfKeyGroups,
-            ClassLoader userCodeClassLoader,
-            StateSerializerProvider<K> keySerializerProvider,
-            int keyGroupPrefixBytes,
-            StateRegistry states,
-            Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues,
-            HeapPriorityQueueSetFactory queueFactory,
-            StoreBinder binder) {
-        this.keyGroupRange = keyGroupRange;
-        this.numberOfKeyGroups = numberOfKeyGroups;
-        this.userCodeClassLoader = userCodeClassLoader;
-        this.keySerializerProvider = keySerializerProvider;
-        this.keyGroupPrefixBytes = keyGroupPrefixBytes;
-        this.states = states;
-        this.queues = queues;
-        this.queueFactory = queueFactory;
-        this.binder = binder;
+    public FlowKVRestoreOperation(RestoreTarget<K> target) {
+        super(target);
     }
 
     public void restore(Collection<KeyedStateHandle> handles) throws Exception {
@@ -87,8 +59,8 @@ public final class FlowKVRestoreOperation<K> {
             }
         }
         for (RegisteredState state : states.all()) {
-            if (state.storage != null) {
-                state.storage.flush();
+            if (state.storage() != null) {
+                state.storage().flush();
             }
         }
     }
@@ -138,7 +110,7 @@ public final class FlowKVRestoreOperation<K> {
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Target keyValueTarget(StateMetaInfoSnapshot snapshot) throws IOException {
         RegisteredState registered = registeredState(states, snapshot);
-        RegisteredKeyValueStateBackendMetaInfo<?, ?> metaInfo = registered.metaInfo;
+        RegisteredKeyValueStateBackendMetaInfo<?, ?> metaInfo = registered.metaInfo();
         KeyBytes<K, ?> codec =
                 new KeyBytes<>(
                         keySerializerProvider.currentSchemaSerializer(),

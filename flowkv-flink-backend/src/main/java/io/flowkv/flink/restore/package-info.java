@@ -5,7 +5,8 @@
  * key groups copied when the range changed), {@link io.flowkv.flink.restore.FlowKVRestoreOperation}
  * from snapshots in Flink's canonical layout, FlowKV's and other backends' alike.
  *
- * <p>Both register the states in the backend's state registry and fill their storages through the
- * store binder (storage package); they read the files of the snapshot package.
+ * <p>Both are given the backend to fill as a {@link io.flowkv.flink.restore.RestoreTarget}: they
+ * register the states in its state registry and fill their storages through its store binder
+ * (storage package); they read the files of the snapshot package.
  */
 package io.flowkv.flink.restore;

@@ -31,7 +31,6 @@ import org.apache.flink.runtime.state.SnapshotStrategy;
 import org.apache.flink.runtime.state.StateUtil;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
-import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueStateSnapshot;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.FileUtils;
@@ -191,26 +190,12 @@ public final class FlowKVIncrementalSnapshotStrategy<K>
 
     @Override
     public IncrementalResources syncPrepareResources(long checkpointId) throws Exception {
-        List<StateMetaInfoSnapshot> metaInfos = new ArrayList<>();
-        List<RegisteredState> kvStates = new ArrayList<>(states.all());
-        for (RegisteredState state : kvStates) {
-            metaInfos.add(state.metaInfo.snapshot());
-        }
-        List<HeapPriorityQueueStateSnapshot<?>> queues = new ArrayList<>();
-        List<FlowKVTimerQueue<?>> storedQueues = new ArrayList<>();
-        for (HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
-                priorityQueues.getRegisteredPQStates().values()) {
-            metaInfos.add(queue.getMetaInfo().snapshot());
-            FlowKVTimerQueue<?> stored = FlowKVTimerQueue.storedBehind(queue.getPriorityQueue());
-            if (stored != null) {
-                // Written to a timer file below (the store changes once this returns).
-                queues.add(null);
-                storedQueues.add(stored);
-            } else {
-                queues.add(queue.stateSnapshot());
-                storedQueues.add(null);
-            }
-        }
+        RegisteredSnapshot taken = RegisteredSnapshot.take(states, priorityQueues);
+        List<StateMetaInfoSnapshot> metaInfos = taken.metaInfos();
+        List<RegisteredState> kvStates = taken.kvStates();
+        List<HeapPriorityQueueStateSnapshot<?>> queues = taken.queues();
+        // Stored queues are written to a timer file below (the store changes once this returns).
+        List<FlowKVTimerQueue<?>> storedQueues = taken.storedQueues();
         Map<String, UploadedFiles.SharedFile> base =
                 reuseConfirmedFiles ? uploads.base() : Map.of();
         boolean linkAll = localRecovery.isLocalBackupEnabled();
@@ -235,7 +220,7 @@ public final class FlowKVIncrementalSnapshotStrategy<K>
                 timerFiles.add(path);
             }
             for (RegisteredState registered : kvStates) {
-                StateStorage storage = registered.storage;
+                StateStorage storage = registered.storage();
                 if (storage == null) {
                     states.add(null);
                     continue;

@@ -67,7 +67,7 @@ final class FlowKVSnapshotResources<K> implements FullSnapshotResources<K> {
         this.mapStates = new boolean[kvStates.size()];
         for (int i = 0; i < kvStates.size(); i++) {
             listStates[i] = kvStates.get(i).isList();
-            mapStates[i] = kvStates.get(i).metaInfo.getStateType() == StateDescriptor.Type.MAP;
+            mapStates[i] = kvStates.get(i).metaInfo().getStateType() == StateDescriptor.Type.MAP;
         }
         this.queues = queues;
         this.spill = spill;

@@ -20,14 +20,12 @@ import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.SnapshotStrategy;
 import org.apache.flink.runtime.state.StreamCompressionDecorator;
-import org.apache.flink.runtime.state.heap.HeapPriorityQueueSnapshotRestoreWrapper;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueStateSnapshot;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 
 import javax.annotation.Nonnull;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
@@ -76,26 +74,12 @@ public final class FlowKVSnapshotStrategy<K>
 
     @Override
     public FlowKVSnapshotResources<K> syncPrepareResources(long checkpointId) throws Exception {
-        List<StateMetaInfoSnapshot> metaInfos = new ArrayList<>();
-        List<RegisteredState> kvStates = new ArrayList<>(states.all());
-        for (RegisteredState state : kvStates) {
-            metaInfos.add(state.metaInfo.snapshot());
-        }
-        List<HeapPriorityQueueStateSnapshot<?>> queues = new ArrayList<>();
-        List<FlowKVTimerQueue<?>> storedQueues = new ArrayList<>();
-        for (HeapPriorityQueueSnapshotRestoreWrapper<?> queue :
-                priorityQueues.getRegisteredPQStates().values()) {
-            metaInfos.add(queue.getMetaInfo().snapshot());
-            FlowKVTimerQueue<?> stored = FlowKVTimerQueue.storedBehind(queue.getPriorityQueue());
-            if (stored != null) {
-                // Spilled below with the key-value states, not copied onto the heap.
-                queues.add(null);
-                storedQueues.add(stored);
-            } else {
-                queues.add(queue.stateSnapshot());
-                storedQueues.add(null);
-            }
-        }
+        RegisteredSnapshot taken = RegisteredSnapshot.take(states, priorityQueues);
+        List<StateMetaInfoSnapshot> metaInfos = taken.metaInfos();
+        List<RegisteredState> kvStates = taken.kvStates();
+        List<HeapPriorityQueueStateSnapshot<?>> queues = taken.queues();
+        // Stored queues are spilled below with the key-value states, not copied onto the heap.
+        List<FlowKVTimerQueue<?>> storedQueues = taken.storedQueues();
         Path spillDir =
                 workDirectory.resolve(
                         "snapshot-"

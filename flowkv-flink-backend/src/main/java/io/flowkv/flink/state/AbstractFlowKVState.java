@@ -4,6 +4,7 @@ import io.flowkv.flink.storage.KeyBytes;
 import io.flowkv.flink.storage.StateStorage;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.core.memory.DataInputDeserializer;
@@ -49,13 +50,27 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
         this.valueSerializer = valueSerializer;
     }
 
-    /** Re-binds the state to new serializers after its descriptor was registered again. */
-    public void setSerializers(
+    /**
+     * Re-binds the state after its descriptor was registered again: to the new serializers, and to
+     * what else the descriptor carries ({@link #descriptorUpdated}).
+     */
+    public void reregistered(
+            StateDescriptor<?, V> descriptor,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<V> valueSerializer) {
+        setSerializers(namespaceSerializer, valueSerializer);
+        descriptorUpdated(descriptor);
+    }
+
+    protected void setSerializers(
             TypeSerializer<N> namespaceSerializer, TypeSerializer<V> valueSerializer) {
         this.keyBytes = backend.keyBytes(namespaceSerializer);
         this.valueSerializer = valueSerializer;
         this.currentNamespaceBytes = null;
     }
+
+    /** Takes the functions or default value of a descriptor registered again; none here. */
+    protected void descriptorUpdated(StateDescriptor<?, V> descriptor) {}
 
     @Override
     public TypeSerializer<K> getKeySerializer() {

@@ -44,9 +44,11 @@ public final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractVa
                         ((AggregatingStateDescriptor<?, SV, ?>) descriptor).getAggregateFunction());
     }
 
+    @Override
     @SuppressWarnings("unchecked")
-    public void setAggregateFunction(AggregateFunction<?, ACC, ?> aggregateFunction) {
-        this.aggregateFunction = (AggregateFunction<IN, ACC, OUT>) aggregateFunction;
+    protected void descriptorUpdated(StateDescriptor<?, ACC> descriptor) {
+        this.aggregateFunction =
+                ((AggregatingStateDescriptor<IN, ACC, OUT>) descriptor).getAggregateFunction();
     }
 
     @Override

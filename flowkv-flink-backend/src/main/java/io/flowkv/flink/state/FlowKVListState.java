@@ -2,6 +2,7 @@ package io.flowkv.flink.state;
 
 import io.flowkv.core.TriggerTimes;
 import io.flowkv.flink.storage.ListStateStorage;
+import io.flowkv.flink.storage.StorePattern;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.state.StateDescriptor;
@@ -50,30 +51,39 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         this.elementSerializer = ((ListSerializer<V>) valueSerializer).getElementSerializer();
     }
 
+    /** A list state, reported to {@code windows} in case it is one of a window operator's. */
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static <K, N, SV> AbstractFlowKVState<K, N, SV> create(
             StateDescriptor<?, SV> descriptor,
             StateKeyContext<K> backend,
             ListStateStorage storage,
             TypeSerializer<N> namespaceSerializer,
-            TypeSerializer<SV> stateSerializer) {
-        return (AbstractFlowKVState)
+            TypeSerializer<SV> stateSerializer,
+            WindowStates<K> windows) {
+        FlowKVListState<K, N, Object> state =
                 new FlowKVListState<>(
                         backend,
                         storage,
                         namespaceSerializer,
                         (TypeSerializer<List<Object>>) stateSerializer);
+        windows.listStateCreated(descriptor.getName(), state);
+        return (AbstractFlowKVState) state;
     }
 
     @Override
-    public void setSerializers(
+    protected void setSerializers(
             TypeSerializer<N> namespaceSerializer, TypeSerializer<List<V>> serializer) {
         super.setSerializers(namespaceSerializer, serializer);
         this.elementSerializer = ((ListSerializer<V>) serializer).getElementSerializer();
     }
 
-    public void feedTriggerTimesTo(FlowKVListState<K, Object, ?> windowContents) {
+    void feedTriggerTimesTo(FlowKVListState<K, Object, ?> windowContents) {
         this.windowContents = windowContents;
+    }
+
+    /** The store the elements are in now, or null before the state's first use. */
+    StorePattern pattern() {
+        return elements.pattern();
     }
 
     @Override
@@ -199,7 +209,7 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
      * namespace} of {@code key}: tells the store, which keeps the earliest as the window's trigger
      * time if it holds the window (AUR).
      */
-    public void triggerTime(K key, N namespace, long time, boolean added) throws IOException {
+    void triggerTime(K key, N namespace, long time, boolean added) throws IOException {
         boolean current = key.equals(backend.getCurrentKey());
         int keyGroup =
                 current

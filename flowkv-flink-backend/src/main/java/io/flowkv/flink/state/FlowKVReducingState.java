@@ -44,8 +44,10 @@ public final class FlowKVReducingState<K, N, V> extends AbstractValueState<K, N,
                         ((ReducingStateDescriptor<SV>) descriptor).getReduceFunction());
     }
 
-    public void setReduceFunction(ReduceFunction<V> reduceFunction) {
-        this.reduceFunction = reduceFunction;
+    @Override
+    @SuppressWarnings("unchecked")
+    protected void descriptorUpdated(StateDescriptor<?, V> descriptor) {
+        this.reduceFunction = ((ReducingStateDescriptor<V>) descriptor).getReduceFunction();
     }
 
     @Override

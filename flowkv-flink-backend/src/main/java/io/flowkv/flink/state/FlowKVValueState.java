@@ -56,7 +56,9 @@ public final class FlowKVValueState<K, N, V> extends AbstractValueState<K, N, V>
         putValue(value);
     }
 
-    public void setDefaultValue(V defaultValue) {
-        this.defaultValue = defaultValue;
+    @Override
+    @SuppressWarnings("unchecked")
+    protected void descriptorUpdated(StateDescriptor<?, V> descriptor) {
+        this.defaultValue = ((ValueStateDescriptor<V>) descriptor).getDefaultValue();
     }
 }

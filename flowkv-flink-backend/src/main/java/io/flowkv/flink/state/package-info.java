@@ -14,6 +14,8 @@
  * </pre>
  *
  * A state sees its keyed backend only as a {@link io.flowkv.flink.state.StateKeyContext}, which the
- * backend implements; it depends on the storage package and on nothing else of the adapter.
+ * backend implements; it depends on the storage package and on nothing else of the adapter. {@link
+ * io.flowkv.flink.state.WindowStates} pairs a window operator's list states, as they are created,
+ * with the trigger times the AUR store takes from them and from the operator's timers.
  */
 package io.flowkv.flink.state;

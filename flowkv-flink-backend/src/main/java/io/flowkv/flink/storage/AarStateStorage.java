@@ -53,15 +53,7 @@ final class AarStateStorage extends ListStorage<AarStore> {
                         .fileIo(fileIo)
                         .partitions(partitions)
                         .partitioner(
-                                (key, hash, n) ->
-                                        (int)
-                                                ((long)
-                                                                (KeyBytes.keyGroupOf(
-                                                                                key,
-                                                                                keyGroupPrefixBytes)
-                                                                        - first)
-                                                        * n
-                                                        / groups))
+                                (key, hash, n) -> partitionOf(keyGroupOf(key) - first, groups, n))
                         .writeBufferBytes(
                                 new StoreSizing(settings, budget.capacity()).aarWriteBuffer())
                         .jitterSeed(seed)
@@ -75,6 +67,15 @@ final class AarStateStorage extends ListStorage<AarStore> {
     @Override
     public StorePattern pattern() {
         return StorePattern.AAR;
+    }
+
+    /**
+     * The partition of a key in the {@code index}-th of the storage's {@code groups} key groups:
+     * key groups split evenly over the {@code partitions}, in order, so a window's partitions load
+     * in key group order.
+     */
+    private static int partitionOf(int index, int groups, int partitions) {
+        return (int) ((long) index * partitions / groups);
     }
 
     /** The key group of a store key this storage holds (it leads the key's bytes). */

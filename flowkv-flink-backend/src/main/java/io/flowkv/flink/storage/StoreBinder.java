@@ -44,14 +44,15 @@ public final class StoreBinder {
     }
 
     /**
-     * A storage reopened from a checkpoint as it will be used: an AAR one that the store choice
-     * would judge at run time is judged again (its checkpoint was taken before a verdict or after
-     * one for aligned windows).
+     * Binds a storage reopened from a checkpoint as it will be used: an AAR one that the store
+     * choice would judge at run time is judged again (its checkpoint was taken before a verdict or
+     * after one for aligned windows).
      */
-    public StateStorage restored(RegisteredState registered, StateStorage storage) {
-        return storage instanceof AarStateStorage
-                ? asUsed(registered, choose(registered), storage)
-                : storage;
+    public void bindRestored(RegisteredState registered, StateStorage storage) {
+        registered.bindStorage(
+                storage instanceof AarStateStorage
+                        ? asUsed(registered, choose(registered), storage)
+                        : storage);
     }
 
     /** {@code storage} behind the run-time judgement if the choice asks for one. */
@@ -66,8 +67,8 @@ public final class StoreBinder {
         return selector.choose(
                 operatorIdentifier,
                 registered.name(),
-                registered.metaInfo.getStateType(),
-                registered.metaInfo.getNamespaceSerializer(),
+                registered.metaInfo().getStateType(),
+                registered.metaInfo().getNamespaceSerializer(),
                 states.names());
     }
 
@@ -76,7 +77,7 @@ public final class StoreBinder {
                 operatorIdentifier + ": " + registered.name(),
                 aar,
                 factory.settings().perKeyWindowsThreshold(),
-                dir -> factory.openAur(registered.id, dir),
+                dir -> factory.openAur(registered.id(), dir),
                 () -> afterMoveToAur.run());
     }
 
@@ -85,15 +86,15 @@ public final class StoreBinder {
     }
 
     public StateStorage storage(RegisteredState registered) throws IOException {
-        if (registered.storage == null) {
+        if (registered.storage() == null) {
             StoreSelector.Choice choice = choose(registered);
             StateStorage storage =
                     factory.create(
-                            registered.id,
+                            registered.id(),
                             registered.name(),
                             choice.pattern(),
-                            registered.metaInfo.getStateType() == StateDescriptor.Type.LIST);
-            registered.storage = asUsed(registered, choice, storage);
+                            registered.metaInfo().getStateType() == StateDescriptor.Type.LIST);
+            registered.bindStorage(asUsed(registered, choice, storage));
             LOG.info(
                     "FlowKV {}: {} -> {} ({}{})",
                     operatorIdentifier,
@@ -102,7 +103,7 @@ public final class StoreBinder {
                     choice.reason(),
                     choice.judged() ? "; moves to AUR if the appends show windows per key" : "");
         }
-        return registered.storage;
+        return registered.storage();
     }
 
     /**
@@ -111,7 +112,7 @@ public final class StoreBinder {
      */
     public StateStorage values(RegisteredState registered) throws IOException {
         StateStorage storage = storage(registered);
-        return registered.metaInfo.getStateType() == StateDescriptor.Type.MAP
+        return registered.metaInfo().getStateType() == StateDescriptor.Type.MAP
                 ? new MapStateStorage((ValueStateStorage) storage)
                 : storage;
     }

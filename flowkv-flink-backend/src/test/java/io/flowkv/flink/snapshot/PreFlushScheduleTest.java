@@ -66,7 +66,7 @@ public class PreFlushScheduleTest {
             h.snapshot(2, 2);
             FlowKVKeyedStateBackend<?> backend =
                     (FlowKVKeyedStateBackend<?>) h.getOperator().getKeyedStateBackend();
-            StateStorage storage = backend.registeredStates().get("last").storage;
+            StateStorage storage = backend.registeredStates().get("last").storage();
             assertThat(storage.parts()).isEqualTo(2);
             long end = System.nanoTime() + 400 * MS;
             while (System.nanoTime() < end) {

@@ -121,7 +121,7 @@ class AdaptiveWindowStorageTest {
         try {
             h.feed(0, ELEMENTS);
             assertThat(h.backend().storePattern("window-contents")).isEqualTo(StorePattern.AAR);
-            assertThat(h.backend().registeredStates().get("window-contents").storage)
+            assertThat(h.backend().registeredStates().get("window-contents").storage())
                     .isInstanceOf(AarStateStorage.class);
             assertThat(h.finish()).containsExactlyInAnyOrderElementsOf(expected);
         } finally {
@@ -265,7 +265,7 @@ class AdaptiveWindowStorageTest {
 
         AdaptiveWindowStorage contents() {
             return (AdaptiveWindowStorage)
-                    backend().registeredStates().get("window-contents").storage;
+                    backend().registeredStates().get("window-contents").storage();
         }
 
         void close() throws Exception {
