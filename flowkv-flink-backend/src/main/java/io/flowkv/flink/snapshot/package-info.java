@@ -13,6 +13,7 @@
  * </pre>
  *
  * The strategies are given the backend's state registry, timer queues and store binder, not the
- * backend; both begin with a {@code RegisteredSnapshot} of the states' and queues' meta info. The restore package reads what they write; the formats are in docs/FORMAT.md.
+ * backend; both begin with a {@code RegisteredSnapshot} of the states' and queues' meta info. The
+ * restore package reads what they write; the formats are in docs/FORMAT.md.
  */
 package io.flowkv.flink.snapshot;
