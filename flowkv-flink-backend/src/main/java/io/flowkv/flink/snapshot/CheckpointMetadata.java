@@ -52,8 +52,10 @@ public final class CheckpointMetadata {
      * 2: map state is stored one record per entry ({@link MapStateStorage}); 1 is refused. 3: list
      * state in chunks. 4: a stored timer queue's timers in a file; 3 is still read (it has none).
      * 5: each file's encoding in the checkpoint storage; 3 and 4 are still read (uploaded as is).
+     * 6: small maps inline in their header record ({@link MapStateStorage}); the stream is version
+     * 5's, and 3 to 5 are still read (their maps are all chunked, which this build reads too).
      */
-    static final int VERSION = 5;
+    static final int VERSION = 6;
 
     /** The oldest version this build reads. */
     static final int OLDEST_READ_VERSION = 3;

@@ -226,15 +226,17 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
     /**
      * Iterates the map of the key and namespace current at creation, chunk by chunk in insertion
      * order, holding one chunk of user keys (at most 64) and reading each value one entry ahead.
-     * Weakly consistent: an entry removed before it is reached is skipped, entries added to a chunk
-     * already read are not visited. {@code remove()} and {@code setValue()} write through.
+     * Weakly consistent: in a chunked map an entry removed before it is reached is skipped, entries
+     * added to a chunk already read are not visited; an inline map (at most 32 entries) is read
+     * whole when the iterator is created, as RocksDB's iterator reads up to 128 entries at a time.
+     * {@code remove()} and {@code setValue()} write through.
      */
     @Override
     public Iterator<Map.Entry<UK, UV>> iterator() {
         final int keyGroup = keyGroup();
         final byte[] key;
         final byte[] namespace;
-        final int first;
+        final MapStateStorage.Chunk first;
         try {
             key = keyBytes();
             namespace = namespaceBytes();
@@ -296,8 +298,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
         }
 
         return new Iterator<Map.Entry<UK, UV>>() {
-            private MapStateStorage.Chunk chunk;
-            private int nextChunk = first;
+            private MapStateStorage.Chunk chunk = first;
             private int index;
             private WriteThroughEntry ahead;
             private WriteThroughEntry current;
@@ -308,21 +309,22 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
                     return true;
                 }
                 try {
-                    while (true) {
-                        if (chunk == null || index == chunk.keys.size()) {
-                            if (nextChunk == MapStateStorage.NONE) {
-                                return false;
-                            }
-                            chunk = maps.chunkOrNull(keyGroup, key, namespace, nextChunk);
-                            if (chunk == null) {
-                                return false; // emptied and unlinked since it was named
-                            }
-                            nextChunk = chunk.next;
+                    while (chunk != null) {
+                        if (index == chunk.keys.size()) {
+                            chunk =
+                                    chunk.next == MapStateStorage.NONE
+                                            ? null
+                                            // null if emptied and unlinked since it was named
+                                            : maps.chunkOrNull(
+                                                    keyGroup, key, namespace, chunk.next);
                             index = 0;
                             continue;
                         }
-                        byte[] userKeyBytes = chunk.keys.get(index++);
-                        byte[] entry = maps.getEntry(keyGroup, key, namespace, userKeyBytes);
+                        byte[] userKeyBytes = chunk.keys.get(index);
+                        byte[] entry = chunk.entry(index++);
+                        if (entry == null) {
+                            entry = maps.getChunkedEntry(keyGroup, key, namespace, userKeyBytes);
+                        }
                         if (entry != null) {
                             ahead =
                                     new WriteThroughEntry(
@@ -330,6 +332,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
                             return true;
                         }
                     }
+                    return false;
                 } catch (IOException e) {
                     throw new FlinkRuntimeException(
                             "Error while reading map state from FlowKV.", e);

@@ -15,28 +15,37 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Map state one entry per record, over a value storage (the RMW store): {@code get}, {@code put},
- * {@code remove} and {@code contains} of a user key cost a few point operations whatever the map's
- * size, and iteration reads the map's user keys up to 64 at a time instead of the whole map.
+ * Map state over a value storage (the RMW store): a small map is one record, a large one a record
+ * per entry, so that {@code get}, {@code put}, {@code remove} and {@code contains} of a user key
+ * cost a few point operations whatever the map's size, and iteration reads the map's user keys up
+ * to 64 at a time instead of the whole map.
  *
- * <p>A map of (key, namespace) is three kinds of records under the same store key, told apart by a
- * tag byte at the end of the store namespace (the map's namespace bytes come first, unchanged):
+ * <p>A map of (key, namespace) is up to three kinds of records under the same store key, told apart
+ * by a tag byte at the end of the store namespace (the map's namespace bytes come first,
+ * unchanged):
  *
  * <pre>
- *   header  namespace: [ns]['H']                     value: [entries][first chunk][last chunk][next id]
+ *   header  namespace: [ns]['H']                     value, inline:  [entries][-2] then the entries
+ *                                                    value, chunked: [entries][first chunk][last chunk][next id]
  *   chunk c namespace: [ns][c:int]['C']              value: [prev][next][n] n x [uk length:int][uk]
  *   entry   namespace: [ns][uk][uk length:int]['E']  value: [chunk][v length:int, -1 = null][v]
  * </pre>
  *
- * The chunks, a doubly linked list, hold the user keys in insertion order, at most 64 and at most
- * {@link #CHUNK_BYTES} of them each (a longer key gets a chunk of its own); every entry names its
- * chunk. A new key is appended to the last chunk (a new chunk when it is full); a removed key
- * leaves its chunk, and an emptied chunk is unlinked. Iteration walks the chunks from the first:
- * insertion order, as Flink's tests expect of small maps. All integers big-endian; chunk ids are
- * ints, -1 for none. The storage-level operations keep the contract of a value storage of whole
- * maps in the raw layout below, so snapshots, restores, migration and key iteration need no special
- * case: {@link #forEach} visits each entry as a one-entry map, {@link #put} merges a map's entries,
- * {@link #get} assembles the whole map and {@link #remove} clears it.
+ * <p><b>Inline</b>, a new map's layout: the header holds the whole map, its entries as the raw
+ * layout below writes them, in insertion order; there are no chunk or entry records. A put or
+ * remove is one get and one put, an iteration one get. A put that would take the map past {@link
+ * #INLINE_ENTRIES} entries or its header past {@link #INLINE_BYTES} bytes moves it to the chunked
+ * layout, for good: it stays chunked until it is empty (its header is then deleted).
+ *
+ * <p><b>Chunked:</b> the chunks, a doubly linked list, hold the user keys in insertion order, at
+ * most 64 and at most {@link #CHUNK_BYTES} of them each (a longer key gets a chunk of its own);
+ * every entry names its chunk. A new key is appended to the last chunk (a new chunk when it is
+ * full); a removed key leaves its chunk, and an emptied chunk is unlinked. Iteration walks the
+ * chunks from the first: insertion order, as Flink's tests expect of small maps. All integers
+ * big-endian; chunk ids are ints, -1 for none. The storage-level operations keep the contract of a
+ * value storage of whole maps in the raw layout below, so snapshots, restores, migration and key
+ * iteration need no special case: {@link #forEach} visits each entry as a one-entry map, {@link
+ * #put} merges a map's entries, {@link #get} assembles the whole map and {@link #remove} clears it.
  *
  * <p>The raw layout of a whole map, in which maps cross the storage boundary (snapshots, restore,
  * migration, queryable state), the same bytes a savepoint's entries are made of:
@@ -51,6 +60,18 @@ import java.util.List;
 @Internal
 public final class MapStateStorage implements ValueStateStorage {
     static final int CHUNK_KEYS = 64;
+
+    /** Most entries an inline map holds. */
+    static final int INLINE_ENTRIES = 32;
+
+    /** Most bytes an inline map's header takes. */
+    static final int INLINE_BYTES = 4096;
+
+    /** The header field after the entry count in an inline map, where a chunked one has a chunk. */
+    static final int INLINE = -2;
+
+    /** Where an inline header's entries begin. */
+    private static final int INLINE_ENTRIES_AT = 8;
 
     /**
      * User-key bytes (with their length fields) a chunk takes before a new chunk starts. Every new
@@ -85,6 +106,23 @@ public final class MapStateStorage implements ValueStateStorage {
     /** The entry record of {@code userKey} ({@link #entryValueLength}, then the value), or null. */
     public byte[] getEntry(int keyGroup, byte[] key, byte[] namespace, byte[] userKey)
             throws IOException {
+        byte[] header = inner.get(keyGroup, key, headerName(namespace));
+        if (header == null) {
+            return null;
+        }
+        if (!isInline(header)) {
+            return inner.get(keyGroup, key, entryName(namespace, userKey));
+        }
+        int at = findInline(header, userKey);
+        return at < 0 ? null : inlineEntry(header, at);
+    }
+
+    /**
+     * The entry record of {@code userKey} in a chunked map, or null: for a key read from one of its
+     * chunks, which skips the header {@link #getEntry} reads first.
+     */
+    public byte[] getChunkedEntry(int keyGroup, byte[] key, byte[] namespace, byte[] userKey)
+            throws IOException {
         return inner.get(keyGroup, key, entryName(namespace, userKey));
     }
 
@@ -96,17 +134,52 @@ public final class MapStateStorage implements ValueStateStorage {
     /** Sets {@code userKey} to {@code value} (null: a null user value). */
     public void putEntry(int keyGroup, byte[] key, byte[] namespace, byte[] userKey, byte[] value)
             throws IOException {
+        byte[] headerName = headerName(namespace);
+        byte[] header = inner.get(keyGroup, key, headerName);
+        if (header == null || isInline(header)) {
+            byte[] updated = inlinePut(header, userKey, value);
+            if (updated != null) {
+                inner.put(keyGroup, key, headerName, updated);
+                return;
+            }
+            header = toChunked(keyGroup, key, namespace, header);
+        }
+        putChunked(keyGroup, key, namespace, header, userKey, value);
+    }
+
+    /**
+     * Writes the entries of inline map {@code inline} in the chunked layout, in their order, and
+     * returns the chunked header (written too).
+     */
+    private byte[] toChunked(int keyGroup, byte[] key, byte[] namespace, byte[] inline)
+            throws IOException {
+        byte[] header = newHeader();
+        int count = readInt(inline, 0);
+        for (int i = 0, at = INLINE_ENTRIES_AT; i < count; i++) {
+            int keyLength = readInt(inline, at);
+            byte[] userKey = Arrays.copyOfRange(inline, at + 4, at + 4 + keyLength);
+            int valueAt = at + 4 + keyLength;
+            int valueLength = readInt(inline, valueAt);
+            byte[] userValue =
+                    valueLength < 0
+                            ? null
+                            : Arrays.copyOfRange(inline, valueAt + 4, valueAt + 4 + valueLength);
+            putChunked(keyGroup, key, namespace, header, userKey, userValue);
+            at = valueAt + 4 + Math.max(0, valueLength);
+        }
+        return header;
+    }
+
+    /** Sets {@code userKey} in a chunked map whose header is {@code header} (updated in place). */
+    private void putChunked(
+            int keyGroup, byte[] key, byte[] namespace, byte[] header, byte[] userKey, byte[] value)
+            throws IOException {
         byte[] name = entryName(namespace, userKey);
         byte[] old = inner.get(keyGroup, key, name);
         int chunkId;
         if (old != null) {
             chunkId = readInt(old, 0);
         } else {
-            byte[] headerName = headerName(namespace);
-            byte[] header = inner.get(keyGroup, key, headerName);
-            if (header == null) {
-                header = newHeader();
-            }
             int last = readInt(header, H_LAST);
             Chunk tail = last == NONE ? null : chunk(keyGroup, key, namespace, last);
             if (tail != null && tail.accepts(userKey)) {
@@ -128,7 +201,7 @@ public final class MapStateStorage implements ValueStateStorage {
                 writeInt(header, H_LAST, chunkId);
             }
             writeInt(header, H_COUNT, readInt(header, H_COUNT) + 1);
-            inner.put(keyGroup, key, headerName, header);
+            inner.put(keyGroup, key, headerName(namespace), header);
         }
         inner.put(
                 keyGroup,
@@ -140,6 +213,23 @@ public final class MapStateStorage implements ValueStateStorage {
     /** Removes {@code userKey}; returns whether it was there. */
     public boolean removeEntry(int keyGroup, byte[] key, byte[] namespace, byte[] userKey)
             throws IOException {
+        byte[] headerName = headerName(namespace);
+        byte[] header = inner.get(keyGroup, key, headerName);
+        if (header == null) {
+            return false;
+        }
+        if (isInline(header)) {
+            int at = findInline(header, userKey);
+            if (at < 0) {
+                return false;
+            }
+            if (readInt(header, 0) == 1) {
+                inner.remove(keyGroup, key, headerName);
+            } else {
+                inner.put(keyGroup, key, headerName, inlineRemove(header, at));
+            }
+            return true;
+        }
         byte[] name = entryName(namespace, userKey);
         byte[] old = inner.get(keyGroup, key, name);
         if (old == null) {
@@ -151,8 +241,6 @@ public final class MapStateStorage implements ValueStateStorage {
             throw new IllegalStateException(
                     "map state entry names chunk " + chunkId + ", which does not list its key");
         }
-        byte[] headerName = headerName(namespace);
-        byte[] header = inner.get(keyGroup, key, headerName);
         if (chunk.keys.isEmpty()) {
             inner.remove(keyGroup, key, chunkName(namespace, chunkId));
             if (chunk.prev == NONE) {
@@ -189,10 +277,28 @@ public final class MapStateStorage implements ValueStateStorage {
         return header == null ? 0 : readInt(header, H_COUNT);
     }
 
-    /** The id of the map's first chunk, or {@link #NONE} for an empty map. */
-    public int firstChunk(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+    /**
+     * The map's first chunk, or null for an empty map. An inline map is one chunk that holds its
+     * entries too ({@link Chunk#entry}), read in this one get.
+     */
+    public Chunk firstChunk(int keyGroup, byte[] key, byte[] namespace) throws IOException {
         byte[] header = inner.get(keyGroup, key, headerName(namespace));
-        return header == null ? NONE : readInt(header, H_FIRST);
+        if (header == null) {
+            return null;
+        }
+        if (isInline(header)) {
+            int count = readInt(header, 0);
+            List<byte[]> keys = new ArrayList<>(count);
+            List<byte[]> entries = new ArrayList<>(count);
+            for (int i = 0, at = INLINE_ENTRIES_AT; i < count; i++) {
+                int keyLength = readInt(header, at);
+                keys.add(Arrays.copyOfRange(header, at + 4, at + 4 + keyLength));
+                entries.add(inlineEntry(header, at));
+                at = nextInline(header, at);
+            }
+            return new Chunk(NONE, NONE, keys, entries);
+        }
+        return chunkOrNull(keyGroup, key, namespace, readInt(header, H_FIRST));
     }
 
     /** Chunk {@code id} of the map, or null if it is gone (emptied since its id was read). */
@@ -210,16 +316,33 @@ public final class MapStateStorage implements ValueStateStorage {
         return chunk;
     }
 
-    /** User keys in insertion order, linked to the chunks before and after. */
+    /**
+     * User keys in insertion order, linked to the chunks before and after; an inline map's one
+     * chunk holds their entry records too.
+     */
     public static final class Chunk {
         int prev;
         public int next;
         public final List<byte[]> keys;
+        private final List<byte[]> entries;
 
         Chunk(int prev, int next, List<byte[]> keys) {
+            this(prev, next, keys, null);
+        }
+
+        private Chunk(int prev, int next, List<byte[]> keys, List<byte[]> entries) {
             this.prev = prev;
             this.next = next;
             this.keys = keys;
+            this.entries = entries;
+        }
+
+        /**
+         * The entry record of the {@code i}-th key as it was when the chunk was read (inline maps),
+         * or null: then {@link #getEntry} reads it.
+         */
+        public byte[] entry(int i) {
+            return entries == null ? null : entries.get(i);
         }
 
         /** Whether {@code userKey} joins this chunk rather than a new one. */
@@ -279,12 +402,23 @@ public final class MapStateStorage implements ValueStateStorage {
 
     @Override
     public byte[] get(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+        byte[] header = inner.get(keyGroup, key, headerName(namespace));
+        if (header == null) {
+            return null;
+        }
+        if (isInline(header)) {
+            // The raw layout is the count, then the entries as the header holds them.
+            byte[] raw = new byte[header.length - INLINE_ENTRIES_AT + 4];
+            System.arraycopy(header, 0, raw, 0, 4);
+            System.arraycopy(header, INLINE_ENTRIES_AT, raw, 4, raw.length - 4);
+            return raw;
+        }
         List<byte[]> keys = new ArrayList<>();
         List<byte[]> values = new ArrayList<>();
-        for (int c = firstChunk(keyGroup, key, namespace); c != NONE; ) {
+        for (int c = readInt(header, H_FIRST); c != NONE; ) {
             Chunk chunk = chunk(keyGroup, key, namespace, c);
             for (byte[] userKey : chunk.keys) {
-                byte[] entry = getEntry(keyGroup, key, namespace, userKey);
+                byte[] entry = getChunkedEntry(keyGroup, key, namespace, userKey);
                 int length = entryValueLength(entry);
                 keys.add(userKey);
                 values.add(
@@ -317,11 +451,11 @@ public final class MapStateStorage implements ValueStateStorage {
     /** Clears the whole map: every entry, chunk and the header. */
     @Override
     public void remove(int keyGroup, byte[] key, byte[] namespace) throws IOException {
-        int c = firstChunk(keyGroup, key, namespace);
-        if (c == NONE) {
+        byte[] header = inner.get(keyGroup, key, headerName(namespace));
+        if (header == null) {
             return;
         }
-        while (c != NONE) {
+        for (int c = isInline(header) ? NONE : readInt(header, H_FIRST); c != NONE; ) {
             Chunk chunk = chunk(keyGroup, key, namespace, c);
             for (byte[] userKey : chunk.keys) {
                 inner.remove(keyGroup, key, entryName(namespace, userKey));
@@ -337,6 +471,13 @@ public final class MapStateStorage implements ValueStateStorage {
     public void forEach(EntryVisitor visitor) throws IOException {
         inner.forEach(
                 (key, name, value, offset, length) -> {
+                    if (name.length > 0
+                            && name[name.length - 1] == HEADER
+                            && length >= INLINE_ENTRIES_AT
+                            && readInt(value, offset + 4) == INLINE) {
+                        visitInline(key, name, value, offset, visitor);
+                        return;
+                    }
                     if (name.length == 0 || name[name.length - 1] != ENTRY) {
                         return;
                     }
@@ -442,6 +583,107 @@ public final class MapStateStorage implements ValueStateStorage {
     /** A view: closing it leaves {@code inner} open. */
     @Override
     public void close() {}
+
+    // ------------------------------------------------------------------ inline maps
+
+    private static boolean isInline(byte[] header) {
+        return readInt(header, 4) == INLINE;
+    }
+
+    /** Where the entry of {@code userKey} begins in an inline header, or -1. */
+    private static int findInline(byte[] header, byte[] userKey) {
+        int count = readInt(header, 0);
+        for (int i = 0, at = INLINE_ENTRIES_AT; i < count; i++) {
+            int keyLength = readInt(header, at);
+            if (keyLength == userKey.length
+                    && Arrays.equals(
+                            header, at + 4, at + 4 + keyLength, userKey, 0, userKey.length)) {
+                return at;
+            }
+            at = nextInline(header, at);
+        }
+        return -1;
+    }
+
+    /** Where the entry after the one at {@code at} begins. */
+    private static int nextInline(byte[] header, int at) {
+        int valueAt = at + 4 + readInt(header, at);
+        return valueAt + 4 + Math.max(0, readInt(header, valueAt));
+    }
+
+    /** The entry record of the inline entry at {@code at}, as {@link #getEntry} returns it. */
+    private static byte[] inlineEntry(byte[] header, int at) {
+        int valueAt = at + 4 + readInt(header, at);
+        return entryValue(INLINE, header, valueAt + 4, readInt(header, valueAt));
+    }
+
+    /**
+     * The inline header of the map {@code header} (null: an empty map) with {@code userKey} set to
+     * {@code value} (a new key goes last), or null if the map would outgrow the inline layout.
+     */
+    private static byte[] inlinePut(byte[] header, byte[] userKey, byte[] value) {
+        int count = header == null ? 0 : readInt(header, 0);
+        int at = header == null ? -1 : findInline(header, userKey);
+        int valueLength = value == null ? -1 : value.length;
+        int entryLength = 8 + userKey.length + Math.max(0, valueLength);
+        int before = header == null ? INLINE_ENTRIES_AT : header.length;
+        int after =
+                at < 0
+                        ? before + entryLength
+                        : before - (nextInline(header, at) - at) + entryLength;
+        if (after > INLINE_BYTES || (at < 0 && count + 1 > INLINE_ENTRIES)) {
+            return null;
+        }
+        byte[] updated = new byte[after];
+        int write;
+        if (at < 0) {
+            if (header != null) {
+                System.arraycopy(header, 0, updated, 0, before);
+            }
+            writeInt(updated, 0, count + 1);
+            write = before;
+        } else {
+            int next = nextInline(header, at);
+            System.arraycopy(header, 0, updated, 0, at);
+            // The entry keeps its place: the value changes, the insertion order does not.
+            System.arraycopy(header, next, updated, at + entryLength, before - next);
+            write = at;
+        }
+        writeInt(updated, 4, INLINE);
+        writeInt(updated, write, userKey.length);
+        System.arraycopy(userKey, 0, updated, write + 4, userKey.length);
+        writeInt(updated, write + 4 + userKey.length, valueLength);
+        if (valueLength > 0) {
+            System.arraycopy(value, 0, updated, write + 8 + userKey.length, valueLength);
+        }
+        return updated;
+    }
+
+    /** The inline header without the entry at {@code at}; the map keeps at least one entry. */
+    private static byte[] inlineRemove(byte[] header, int at) {
+        int next = nextInline(header, at);
+        byte[] updated = new byte[header.length - (next - at)];
+        System.arraycopy(header, 0, updated, 0, at);
+        System.arraycopy(header, next, updated, at, header.length - next);
+        writeInt(updated, 0, readInt(header, 0) - 1);
+        return updated;
+    }
+
+    /** Visits each entry of the inline header record {@code name} as a one-entry map. */
+    private static void visitInline(
+            byte[] key, byte[] name, byte[] value, int offset, EntryVisitor visitor) {
+        byte[] namespace = Arrays.copyOf(name, name.length - 1);
+        int count = readInt(value, offset);
+        int at = offset + INLINE_ENTRIES_AT;
+        for (int i = 0; i < count; i++) {
+            int next = nextInline(value, at);
+            byte[] one = new byte[4 + next - at];
+            writeInt(one, 0, 1);
+            System.arraycopy(value, at, one, 4, next - at);
+            visitor.visit(key, namespace, one, 0, one.length);
+            at = next;
+        }
+    }
 
     // ------------------------------------------------------------------ record layout
 

@@ -65,6 +65,19 @@ class CheckpointMetadataTest {
     }
 
     @Test
+    void shouldReadAVersion5StreamWhoseMapsAreAllChunked() throws IOException {
+        byte[] v6 = encode(FILES);
+        assertThat(ByteBuffer.wrap(v6, 4, 4).getInt()).isEqualTo(6);
+        ByteBuffer.wrap(v6, 4, 4).putInt(5);
+        assertThat(decode(v6).files()).isEqualTo(FILES);
+        ByteBuffer.wrap(v6, 4, 4).putInt(7);
+        assertThatThrownBy(() -> decode(v6))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("has version 7")
+                .hasMessageContaining("versions 3 to 6");
+    }
+
+    @Test
     void shouldRefuseAnUnknownEncodingNamingTheFile() throws IOException {
         byte[] bytes = encode(List.of(FILES.get(1)));
         int length = ByteBuffer.wrap(bytes, 8, 4).getInt();

@@ -31,8 +31,9 @@ import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.util.concurrent.FutureUtils;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,7 +55,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class FlowKVMapStateModelTest {
     private static final int KEY_GROUPS = 32;
     private static final int KEYS = 6;
-    private static final int USER_KEYS = 2_500;
     private static final int OPERATIONS = 40_000;
 
     @TempDir Path temp;
@@ -75,14 +75,20 @@ class FlowKVMapStateModelTest {
         }
     }
 
-    @Test
-    void shouldMatchHashMapModelUnderRandomOperations() throws Exception {
+    /**
+     * 2,500 user keys: maps soon outgrow the inline layout and live in chunks. 40: maps move
+     * between the layouts, inline while at most 32 entries, chunked from the 33rd until a clear.
+     */
+    @ParameterizedTest(name = "{0} user keys")
+    @ValueSource(ints = {2_500, 40})
+    void shouldMatchHashMapModelUnderRandomOperations(int userKeys) throws Exception {
         Long replay = Long.getLong("flowkv.seed");
         long seed =
                 replay != null
                         ? replay
                         : System.getenv("CI") != null ? 20261124L : System.nanoTime();
-        String at = "seed " + seed + " (replay with -Dflowkv.seed=" + seed + ")";
+        String at =
+                userKeys + " user keys, seed " + seed + " (replay with -Dflowkv.seed=" + seed + ")";
         System.out.println("FlowKVMapStateModelTest " + at);
         SplittableRandom random = new SplittableRandom(seed);
 
@@ -98,7 +104,7 @@ class FlowKVMapStateModelTest {
             int k = random.nextInt(KEYS);
             backend.setCurrentKey(k);
             Map<Integer, String> m = model.get(k);
-            int userKey = random.nextInt(USER_KEYS);
+            int userKey = random.nextInt(userKeys);
             String where = at + ", operation " + op + ", key " + k + ", user key " + userKey;
             int dice = random.nextInt(1000);
             if (dice < 450) {
@@ -118,7 +124,7 @@ class FlowKVMapStateModelTest {
             } else if (dice < 880) {
                 Map<Integer, String> batch = new HashMap<>();
                 for (int i = 0; i < 50; i++) {
-                    batch.put(random.nextInt(USER_KEYS), "b" + op + "-" + i);
+                    batch.put(random.nextInt(userKeys), "b" + op + "-" + i);
                 }
                 state.putAll(batch);
                 m.putAll(batch);
