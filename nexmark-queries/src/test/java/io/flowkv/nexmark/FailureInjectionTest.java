@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -157,6 +158,20 @@ class FailureInjectionTest {
      * state), a regular join (q3: map state per entry) and a window join (q8: its rows on the AAR
      * store); the full suite runs all of them.
      */
+    /**
+     * The SQL queries that keep no keyed state (projections, filters and scalar functions,
+     * docs/nexmark.md): no store writes, so a store I/O fault has nothing to strike. Their runs
+     * take the other faults.
+     */
+    static final Set<SqlQuery> STATELESS_SQL =
+            EnumSet.of(
+                    SqlQuery.Q0,
+                    SqlQuery.Q1,
+                    SqlQuery.Q2,
+                    SqlQuery.Q14,
+                    SqlQuery.Q21,
+                    SqlQuery.Q22);
+
     static Stream<SqlQuery> sqlRuns() {
         return FULL
                 ? Arrays.stream(SqlQuery.values())
@@ -187,7 +202,13 @@ class FailureInjectionTest {
         String runId = "sql-faults-" + query + "-" + seed;
         System.out.println(runId + ": replay with -Dflowkv.seed=" + base);
         JobID job = cluster.submitSql(query, spec(null, "flowkv", INCREMENTAL, 2, runId));
-        injectFaultsAndAwait(job, runId, new Random(seed));
+        injectFaultsAndAwait(
+                job,
+                runId,
+                new Random(seed),
+                STATELESS_SQL.contains(query)
+                        ? EnumSet.complementOf(EnumSet.of(Fault.STORE_IO))
+                        : EnumSet.allOf(Fault.class));
         assertThat(ChangelogResultSink.table(runId))
                 .as("%s table after faults", runId)
                 .isEqualTo(expected);
@@ -198,8 +219,14 @@ class FailureInjectionTest {
      * runs, each after the job restored from the previous one, and waits for it to finish well.
      */
     private void injectFaultsAndAwait(JobID job, String runId, Random random) throws Exception {
+        injectFaultsAndAwait(job, runId, random, EnumSet.allOf(Fault.class));
+    }
+
+    /** As above, with faults of the given kinds only. */
+    private void injectFaultsAndAwait(JobID job, String runId, Random random, Set<Fault> kinds)
+            throws Exception {
         int wanted = FULL ? 4 : 2;
-        List<Fault> order = new ArrayList<>(List.of(Fault.values()));
+        List<Fault> order = new ArrayList<>(kinds);
         Collections.shuffle(order, random);
         int injected = 0;
         assertThat(cluster.awaitCheckpoints(job, 0, 1, Duration.ofSeconds(60)))
