@@ -114,6 +114,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
     private final UUID backendIdentifier = UUID.randomUUID();
+    private final int cachedValuesPerState;
     private long keyVersion;
     private boolean disposed;
 
@@ -154,6 +155,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         this.binder = binder;
         this.preFlushes =
                 new PreFlushSchedule(binder.factory().settings().preFlushesPerCheckpoint());
+        this.cachedValuesPerState =
+                binder.factory().settings().objectCacheEntries(Runtime.getRuntime().maxMemory());
         binder.afterMoveToAur(this::offerPendingWindowTimers);
         this.keyGroupPrefixBytes =
                 CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
@@ -262,6 +265,23 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     @Override
     public long keyVersion() {
         return keyVersion;
+    }
+
+    @Override
+    public int cachedValuesPerState() {
+        return cachedValuesPerState;
+    }
+
+    /**
+     * Writes the values states keep as live objects into their stores: before anything reads the
+     * stores directly (snapshots, key iteration, migration).
+     */
+    private void writeBackCachedValues() throws IOException {
+        for (RegisteredState registered : states.all()) {
+            if (registered.state() instanceof AbstractFlowKVState) {
+                ((AbstractFlowKVState<?, ?, ?>) registered.state()).writeBackCached();
+            }
+        }
     }
 
     @Override
@@ -393,6 +413,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                         metaInfo.getNamespaceSerializer(),
                         current,
                         new WindowStates<>()); // a migrator feeds no trigger times
+        writeBackCachedValues();
         StateStorage storage = binder.values(registered);
         List<byte[][]> entries = new ArrayList<>();
         storage.forEach(
@@ -653,6 +674,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         List<K> keys = new ArrayList<>();
         Set<ByteArray> seen = new HashSet<>();
         try {
+            writeBackCachedValues();
             for (String name : stateNames) {
                 RegisteredState registered = states.get(name);
                 if (registered == null) {
@@ -694,6 +716,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         List<Tuple2<K, N>> result = new ArrayList<>();
         Set<ByteArray> seen = new HashSet<>();
         try {
+            writeBackCachedValues();
             KeyBytes<K, N> codec =
                     keyBytes((TypeSerializer<N>) registered.metaInfo().getNamespaceSerializer());
             List<byte[][]> pairs = new ArrayList<>();
@@ -719,6 +742,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     public int numKeyValueStateEntries() {
         int sum = 0;
         try {
+            writeBackCachedValues();
             for (RegisteredState registered : states.all()) {
                 Set<ByteArray> seen = new HashSet<>();
                 binder.values(registered)
@@ -747,6 +771,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             @Nonnull CheckpointStreamFactory streamFactory,
             @Nonnull CheckpointOptions checkpointOptions)
             throws Exception {
+        // What the snapshot copies or uploads is what the stores hold.
+        writeBackCachedValues();
         SnapshotType type = checkpointOptions.getCheckpointType();
         if (!type.isSavepoint()) {
             checkpointStarts();
@@ -792,6 +818,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     @Nonnull
     @Override
     public SavepointResources<K> savepoint() throws Exception {
+        writeBackCachedValues();
         return new SavepointResources<>(
                 snapshotStrategy.syncPrepareResources(-1L),
                 org.apache.flink.runtime.state.SnapshotExecutionType.ASYNCHRONOUS);
@@ -822,6 +849,15 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         disposed = true;
         super.dispose();
         for (RegisteredState registered : states.all()) {
+            if (LOG.isInfoEnabled()
+                    && registered.state() instanceof AbstractFlowKVState
+                    && ((AbstractFlowKVState<?, ?, ?>) registered.state()).cacheStats() != null) {
+                LOG.info(
+                        "flowkv-object-cache state={}/{} {}",
+                        operatorIdentifier,
+                        registered.name(),
+                        ((AbstractFlowKVState<?, ?, ?>) registered.state()).cacheStats());
+            }
             if (registered.storage() != null) {
                 if (LOG.isInfoEnabled() && !registered.storage().stats().isEmpty()) {
                     LOG.info(

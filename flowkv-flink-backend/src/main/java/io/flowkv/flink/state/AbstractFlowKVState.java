@@ -169,6 +169,17 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
                 safeValueSerializer);
     }
 
+    /**
+     * Writes the values this state keeps as live objects (if any) into its store, so that what
+     * reads the store directly (snapshots, key iteration) sees them.
+     */
+    public void writeBackCached() throws IOException {}
+
+    /** Counters of this state's object cache for the log, or null when it has none. */
+    public String cacheStats() {
+        return null;
+    }
+
     @Override
     public StateIncrementalVisitor<K, N, V> getStateIncrementalVisitor(
             int recommendedMaxNumberOfReturnedRecords) {

@@ -3,31 +3,47 @@ package io.flowkv.flink.state;
 import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
+import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.queryablestate.client.state.serialization.KvStateSerializer;
 
 import java.io.IOException;
 import java.util.Collection;
 
 /**
  * A state that keeps one serialized value per (key, namespace) in a {@link ValueStateStorage}:
- * value, reducing, aggregating and map state.
+ * value, reducing and aggregating state.
+ *
+ * <p>A reducing or aggregating state may keep its hottest values as live objects in an {@link
+ * ObjectCache} ({@link StateKeyContext#cachedValuesPerState}): the state alone reads and changes
+ * them (through {@code add}, {@code get} and merges), so keeping the object instead of its bytes is
+ * invisible to the job. A value state does not: {@code value()} hands the object to user code,
+ * which may change it without calling {@code update}.
  */
 @Internal
 public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K, N, V> {
     protected final ValueStateStorage values;
 
+    /** Live values of this state, or null: every access goes to the store. */
+    private ObjectCache<K, N, V> cache;
+
     AbstractValueState(
             StateKeyContext<K> backend,
             ValueStateStorage values,
             TypeSerializer<N> namespaceSerializer,
-            TypeSerializer<V> valueSerializer) {
+            TypeSerializer<V> valueSerializer,
+            boolean cacheable) {
         super(backend, values, namespaceSerializer, valueSerializer);
         this.values = values;
+        int entries = cacheable ? backend.cachedValuesPerState() : 0;
+        this.cache = entries > 0 ? new ObjectCache<>(entries, this::write) : null;
     }
 
     /**
      * The queryable-state form of this state's value at (key, namespace), or null: the stored
-     * bytes, for states that store one serialized value.
+     * bytes, for states that store one serialized value ({@link #getSerializedValue} looks in the
+     * cache first).
      */
     @Override
     protected byte[] serializedValue(
@@ -36,10 +52,33 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         return values.get(keyGroup, key, namespace);
     }
 
+    /** Queryable state: a cached value is served from the cache, the rest from the store. */
+    @Override
+    public byte[] getSerializedValue(
+            byte[] serializedKeyAndNamespace,
+            TypeSerializer<K> safeKeySerializer,
+            TypeSerializer<N> safeNamespaceSerializer,
+            TypeSerializer<V> safeValueSerializer)
+            throws Exception {
+        if (cache != null) {
+            Tuple2<K, N> keyAndNamespace =
+                    KvStateSerializer.deserializeKeyAndNamespace(
+                            serializedKeyAndNamespace, safeKeySerializer, safeNamespaceSerializer);
+            ObjectCache.Entry<K, N, V> entry = cache.peek(keyAndNamespace.f0, keyAndNamespace.f1);
+            if (entry != null) {
+                return KvStateSerializer.serializeValue(entry.value, safeValueSerializer);
+            }
+        }
+        return super.getSerializedValue(
+                serializedKeyAndNamespace,
+                safeKeySerializer,
+                safeNamespaceSerializer,
+                safeValueSerializer);
+    }
+
     /** The value at the current key and namespace, or null. */
     protected V getValue() throws IOException {
-        byte[] bytes = values.get(keyGroup(), keyBytes(), namespaceBytes());
-        return bytes == null ? null : deserialize(bytes);
+        return read(currentNamespace(), namespaceBytes(), false);
     }
 
     /** Stores the value at the current key and namespace; null clears it. */
@@ -47,7 +86,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         if (value == null) {
             clear();
         } else {
-            values.put(keyGroup(), keyBytes(), namespaceBytes(), serialize(value));
+            write(currentNamespace(), namespaceBytes(), value);
         }
     }
 
@@ -59,15 +98,48 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
 
     /**
      * Replaces the value at the current key and namespace with {@code update} of it: one get and
-     * one put, whatever the state (an add of a reducing or aggregating state).
+     * one put, whatever the state (an add of a reducing or aggregating state); with a cache hit,
+     * neither.
      */
     protected <E extends Exception> void updateValue(Update<V, E> update) throws IOException, E {
+        if (cache != null) {
+            ObjectCache.Entry<K, N, V> entry =
+                    cache.get(backend.getCurrentKey(), currentNamespace());
+            if (entry != null) {
+                V next = update.apply(entry.value);
+                if (next == null) {
+                    clear();
+                } else {
+                    entry.value = next;
+                    entry.dirty = true;
+                }
+                return;
+            }
+        }
         int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] namespace = namespaceBytes();
         byte[] bytes = values.get(keyGroup, key, namespace);
         V next = update.apply(bytes == null ? null : deserialize(bytes));
-        values.put(keyGroup, key, namespace, serialize(next));
+        if (next == null) {
+            clear();
+        } else if (cache != null) {
+            cacheNew(currentNamespace(), next, true, bytes != null);
+        } else {
+            values.put(keyGroup, key, namespace, serialize(next));
+        }
+    }
+
+    @Override
+    public void clear() {
+        if (cache != null) {
+            ObjectCache.Entry<K, N, V> entry =
+                    cache.remove(backend.getCurrentKey(), currentNamespace());
+            if (entry != null && !entry.stored) {
+                return; // never written, nothing to remove from the store
+            }
+        }
+        super.clear();
     }
 
     /** Combines two values of a merging state (reduce, or an aggregate's merge). */
@@ -84,28 +156,120 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         if (sources == null || sources.isEmpty()) {
             return;
         }
-        int keyGroup = keyGroup();
-        byte[] key = keyBytes();
         V merged = null;
         for (N source : sources) {
             if (source == null) {
                 continue;
             }
-            byte[] namespace = namespaceBytes(source);
-            byte[] bytes = values.get(keyGroup, key, namespace);
-            if (bytes != null) {
-                values.remove(keyGroup, key, namespace);
-                V value = deserialize(bytes);
+            V value = read(source, namespaceBytes(source), true);
+            if (value != null) {
                 merged = merged == null ? value : merger.merge(merged, value);
             }
         }
         if (merged != null) {
             byte[] targetNamespace = namespaceBytes(target);
-            byte[] existing = values.get(keyGroup, key, targetNamespace);
+            V existing = read(target, targetNamespace, false);
             if (existing != null) {
-                merged = merger.merge(merged, deserialize(existing));
+                merged = merger.merge(merged, existing);
             }
-            values.put(keyGroup, key, targetNamespace, serialize(merged));
+            write(target, targetNamespace, merged);
         }
+    }
+
+    /**
+     * The value at (current key, {@code namespace}) or null, from the cache or the store; {@code
+     * take}: and removes it. A value read from the store enters the cache (unless taken).
+     */
+    private V read(N namespace, byte[] namespaceBytes, boolean take) throws IOException {
+        if (cache != null) {
+            K key = backend.getCurrentKey();
+            ObjectCache.Entry<K, N, V> entry =
+                    take ? cache.remove(key, namespace) : cache.get(key, namespace);
+            if (entry != null) {
+                if (take && entry.stored) {
+                    values.remove(keyGroup(), keyBytes(), namespaceBytes);
+                }
+                return entry.value;
+            }
+        }
+        int keyGroup = keyGroup();
+        byte[] key = keyBytes();
+        byte[] bytes = values.get(keyGroup, key, namespaceBytes);
+        if (bytes == null) {
+            return null;
+        }
+        if (take) {
+            values.remove(keyGroup, key, namespaceBytes);
+        }
+        V value = deserialize(bytes);
+        if (cache != null && !take) {
+            cacheNew(namespace, value, false, true);
+        }
+        return value;
+    }
+
+    /** Sets the value at (current key, {@code namespace}), in the cache if there is one. */
+    private void write(N namespace, byte[] namespaceBytes, V value) throws IOException {
+        if (cache == null) {
+            values.put(keyGroup(), keyBytes(), namespaceBytes, serialize(value));
+            return;
+        }
+        ObjectCache.Entry<K, N, V> entry = cache.get(backend.getCurrentKey(), namespace);
+        if (entry != null) {
+            entry.value = value;
+            entry.dirty = true;
+        } else {
+            // Whether the store holds a value is not known without a read: assume it may.
+            cacheNew(namespace, value, true, true);
+        }
+    }
+
+    private void cacheNew(N namespace, V value, boolean dirty, boolean stored) throws IOException {
+        cache.add(
+                keyBytes.copyKey(backend.getCurrentKey()),
+                keyGroup(),
+                keyBytes.copyNamespace(namespace),
+                value,
+                dirty,
+                stored);
+    }
+
+    /** Writes a cached value to the store (eviction, or {@link #writeBackCached}). */
+    private void write(ObjectCache.Entry<K, N, V> entry) throws IOException {
+        values.put(
+                entry.keyGroup,
+                keyBytes.key(entry.key, entry.keyGroup),
+                keyBytes.namespace(entry.namespace),
+                serialize(entry.value));
+    }
+
+    @Override
+    public void writeBackCached() throws IOException {
+        if (cache != null) {
+            cache.writeBack();
+        }
+    }
+
+    @Override
+    public String cacheStats() {
+        return cache == null ? null : cache.stats();
+    }
+
+    /** Cached values are written with the serializers they were read with, then dropped. */
+    @Override
+    public void reregistered(
+            StateDescriptor<?, V> descriptor,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<V> valueSerializer) {
+        if (cache != null) {
+            try {
+                cache.writeBack();
+            } catch (IOException e) {
+                throw new org.apache.flink.util.FlinkRuntimeException(
+                        "Error while writing cached values of a re-registered state to FlowKV.", e);
+            }
+            cache.clear();
+        }
+        super.reregistered(descriptor, namespaceSerializer, valueSerializer);
     }
 }

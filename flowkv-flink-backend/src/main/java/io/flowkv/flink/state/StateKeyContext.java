@@ -33,4 +33,12 @@ public interface StateKeyContext<K> {
 
     /** The store bytes of this backend's keys and of namespaces of {@code namespaceSerializer}. */
     <N> KeyBytes<K, N> keyBytes(TypeSerializer<N> namespaceSerializer);
+
+    /**
+     * How many values each reducing or aggregating state keeps as live objects on the heap ({@link
+     * ObjectCache}); 0: none.
+     */
+    default int cachedValuesPerState() {
+        return 0;
+    }
 }

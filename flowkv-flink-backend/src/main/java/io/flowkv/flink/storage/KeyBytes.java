@@ -75,6 +75,16 @@ public final class KeyBytes<K, N> {
         return out.getCopyOfBuffer();
     }
 
+    /** A copy of {@code key} that later changes to {@code key} do not reach. */
+    public K copyKey(K key) {
+        return keySerializer.copy(key);
+    }
+
+    /** A copy of {@code namespace} that later changes to it do not reach. */
+    public N copyNamespace(N namespace) {
+        return namespaceSerializer.copy(namespace);
+    }
+
     public K decodeKey(byte[] storeKey) throws IOException {
         in.setBuffer(storeKey);
         in.skipBytesToRead(keyGroupPrefixBytes);

@@ -1,0 +1,216 @@
+package io.flowkv.flink.state;
+
+import org.apache.flink.annotation.Internal;
+
+import java.io.IOException;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Objects;
+
+/**
+ * The live values of one read-modify-write state (reducing or aggregating) on the Java heap, so
+ * that a hot (key, namespace) is updated as an object, not read, deserialized, serialized and
+ * appended on every access. Bounded by a number of entries. The entry that leaves is chosen by
+ * second chance (CLOCK): entries queue in the order they came in, a hit only sets a flag, and the
+ * oldest entry whose flag is clear leaves (a flagged one goes to the back with its flag cleared).
+ * So a hit touches nothing but its entry, and an entry in use stays. The entry that leaves is
+ * written to the store if it changed since it was last written. A window that fires and is cleared
+ * while its entry is here never touches the store.
+ *
+ * <p>Entries are keyed by the key and namespace objects ({@code equals} and {@code hashCode}, as in
+ * Flink's heap backend), copied with their serializers when they enter, so a key object the caller
+ * mutates later does not move an entry. Not thread-safe: the task thread owns it.
+ *
+ * @param <K> key type
+ * @param <N> namespace type
+ * @param <V> value type
+ */
+@Internal
+final class ObjectCache<K, N, V> {
+
+    /** Writes one entry's value into the store. */
+    @FunctionalInterface
+    interface WriteBack<K, N, V> {
+        void write(Entry<K, N, V> entry) throws IOException;
+    }
+
+    /** One cached (key, namespace) and its value. */
+    static final class Entry<K, N, V> {
+        K key;
+        N namespace;
+        int hash;
+        int keyGroup;
+        V value;
+
+        /** Changed since it was last written to (or read from) the store. */
+        boolean dirty;
+
+        /** The store may hold a value for this (key, namespace): a clear must remove it there. */
+        boolean stored;
+
+        /** Used since it last came to the head of the queue: it gets a second chance there. */
+        boolean referenced;
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (!(o instanceof Entry)) {
+                return false;
+            }
+            Entry<?, ?, ?> other = (Entry<?, ?, ?>) o;
+            return hash == other.hash
+                    && Objects.equals(key, other.key)
+                    && Objects.equals(namespace, other.namespace);
+        }
+    }
+
+    private final int capacity;
+    private final WriteBack<K, N, V> writeBack;
+    private final LinkedHashMap<Entry<K, N, V>, Entry<K, N, V>> entries;
+    private final Entry<K, N, V> probe = new Entry<>();
+
+    private long hits;
+    private long misses;
+    private long evictions;
+    private long writes;
+
+    ObjectCache(int capacity, WriteBack<K, N, V> writeBack) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("capacity " + capacity + " < 1");
+        }
+        this.capacity = capacity;
+        this.writeBack = writeBack;
+        // Insertion order: the head is the next candidate to leave.
+        this.entries = new LinkedHashMap<>(Math.min(capacity, 1 << 16) * 4 / 3 + 1, 0.75f, false);
+    }
+
+    private static int hash(Object key, Object namespace) {
+        return 31 * Objects.hashCode(key) + Objects.hashCode(namespace);
+    }
+
+    /** The entry of (key, namespace), or null; counts a hit or a miss. */
+    Entry<K, N, V> get(K key, N namespace) {
+        Entry<K, N, V> entry = peek(key, namespace);
+        if (entry == null) {
+            misses++;
+        } else {
+            hits++;
+            entry.referenced = true;
+        }
+        return entry;
+    }
+
+    /** The entry of (key, namespace), or null; counts nothing and flags nothing. */
+    Entry<K, N, V> peek(K key, N namespace) {
+        probe.key = key;
+        probe.namespace = namespace;
+        probe.hash = hash(key, namespace);
+        try {
+            return entries.get(probe);
+        } finally {
+            probe.key = null;
+            probe.namespace = null;
+        }
+    }
+
+    /**
+     * Adds an entry for a (key, namespace) that has none (the caller looked it up), then writes
+     * back and drops one entry (see the class comment) when that passes the capacity. {@code key}
+     * and {@code namespace} must be objects nobody mutates later (copies).
+     */
+    void add(K key, int keyGroup, N namespace, V value, boolean dirty, boolean stored)
+            throws IOException {
+        Entry<K, N, V> entry = new Entry<>();
+        entry.key = key;
+        entry.namespace = namespace;
+        entry.hash = hash(key, namespace);
+        entry.keyGroup = keyGroup;
+        entry.value = value;
+        entry.dirty = dirty;
+        entry.stored = stored;
+        entries.put(entry, entry);
+        if (entries.size() > capacity) {
+            evictOne();
+        }
+    }
+
+    /**
+     * Removes the oldest entry not used since it last reached the head, writing it back if it
+     * changed. Each entry passed over loses its flag, so this ends within one round of the queue.
+     */
+    private void evictOne() throws IOException {
+        while (true) {
+            Iterator<Entry<K, N, V>> head = entries.values().iterator();
+            Entry<K, N, V> candidate = head.next();
+            head.remove();
+            if (candidate.referenced) {
+                candidate.referenced = false;
+                entries.put(candidate, candidate); // to the back of the queue
+                continue;
+            }
+            evictions++;
+            if (candidate.dirty) {
+                writes++;
+                writeBack.write(candidate);
+            }
+            return;
+        }
+    }
+
+    /** Removes and returns the entry of (key, namespace), or null. */
+    Entry<K, N, V> remove(K key, N namespace) {
+        Entry<K, N, V> entry = peek(key, namespace);
+        if (entry != null) {
+            entries.remove(entry);
+        }
+        return entry;
+    }
+
+    /**
+     * Writes every changed entry to the store; they stay cached, unchanged. After this the store
+     * holds every value the cache does (what snapshots and key iteration read).
+     */
+    void writeBack() throws IOException {
+        for (Entry<K, N, V> entry : entries.values()) {
+            if (entry.dirty) {
+                writes++;
+                writeBack.write(entry);
+                entry.dirty = false;
+                entry.stored = true;
+            }
+        }
+    }
+
+    /** Drops every entry without writing it (after {@link #writeBack}, or when state is gone). */
+    void clear() {
+        entries.clear();
+    }
+
+    int size() {
+        return entries.size();
+    }
+
+    int capacity() {
+        return capacity;
+    }
+
+    /** Hits, misses, evictions and values written to the store, for the log. */
+    String stats() {
+        return "capacity="
+                + capacity
+                + " entries="
+                + entries.size()
+                + " hits="
+                + hits
+                + " misses="
+                + misses
+                + " evictions="
+                + evictions
+                + " writes="
+                + writes;
+    }
+}

@@ -1,0 +1,300 @@
+package io.flowkv.flink.state;
+
+import io.flowkv.flink.FlowKVKeyedStateBackend;
+import io.flowkv.flink.FlowKVOptions;
+import io.flowkv.flink.FlowKVStateBackend;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.functions.AggregateFunction;
+import org.apache.flink.api.common.state.AggregatingStateDescriptor;
+import org.apache.flink.api.common.state.ReducingStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.api.common.typeutils.base.array.LongPrimitiveArraySerializer;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.execution.Environment;
+import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SharedStateRegistry;
+import org.apache.flink.runtime.state.SharedStateRegistryImpl;
+import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
+import org.apache.flink.runtime.state.internal.InternalAggregatingState;
+import org.apache.flink.runtime.state.internal.InternalReducingState;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.util.concurrent.FutureUtils;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Reducing and aggregating state, with the object cache small enough that values keep moving
+ * between the cache and the store, against a model: random adds, reads, clears, namespace merges
+ * (as session windows do), key iteration, and snapshots restored into a new backend (incremental
+ * and full). The aggregate's accumulator is a {@code long[]} changed in place, so a cached object
+ * that is shared where it must not be shows up as a wrong sum. Also run with the cache off. Prints
+ * its seed; replay with {@code -Dflowkv.seed=N}; fixed under CI.
+ */
+class FlowKVObjectCacheModelTest {
+    private static final int KEY_GROUPS = 16;
+    private static final int KEYS = 10;
+    private static final int NAMESPACES = 6;
+    private static final int OPERATIONS = 30_000;
+
+    @TempDir Path temp;
+
+    private final List<FlowKVKeyedStateBackend<Integer>> open = new ArrayList<>();
+    private final List<MockEnvironment> environments = new ArrayList<>();
+    private final SharedStateRegistry registry = new SharedStateRegistryImpl();
+
+    @AfterEach
+    void closeBackends() throws Exception {
+        for (FlowKVKeyedStateBackend<Integer> backend : open) {
+            backend.dispose();
+        }
+        for (MockEnvironment env : environments) {
+            env.close();
+        }
+    }
+
+    /** A sum whose accumulator is changed in place, as many aggregate functions do. */
+    static final class InPlaceSum implements AggregateFunction<Long, long[], Long> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public long[] createAccumulator() {
+            return new long[1];
+        }
+
+        @Override
+        public long[] add(Long value, long[] accumulator) {
+            accumulator[0] += value;
+            return accumulator;
+        }
+
+        @Override
+        public Long getResult(long[] accumulator) {
+            return accumulator[0];
+        }
+
+        @Override
+        public long[] merge(long[] a, long[] b) {
+            a[0] += b[0];
+            return a;
+        }
+    }
+
+    /** The two states under test, bound to one backend. */
+    private static final class States {
+        final InternalAggregatingState<Integer, Integer, Long, long[], Long> sums;
+        final InternalReducingState<Integer, Integer, Long> reduced;
+
+        @SuppressWarnings("unchecked")
+        States(FlowKVKeyedStateBackend<Integer> backend) throws Exception {
+            sums =
+                    (InternalAggregatingState<Integer, Integer, Long, long[], Long>)
+                            backend.getOrCreateKeyedState(
+                                    IntSerializer.INSTANCE,
+                                    new AggregatingStateDescriptor<>(
+                                            "sums",
+                                            new InPlaceSum(),
+                                            LongPrimitiveArraySerializer.INSTANCE));
+            reduced =
+                    (InternalReducingState<Integer, Integer, Long>)
+                            backend.getOrCreateKeyedState(
+                                    IntSerializer.INSTANCE,
+                                    new ReducingStateDescriptor<>(
+                                            "reduced", Long::sum, LongSerializer.INSTANCE));
+        }
+
+        void setNamespace(int namespace) {
+            sums.setCurrentNamespace(namespace);
+            reduced.setCurrentNamespace(namespace);
+        }
+    }
+
+    @ParameterizedTest(name = "cache of {0} entries")
+    @ValueSource(ints = {7, 0})
+    void shouldMatchTheModelUnderRandomOperations(int cacheEntries) throws Exception {
+        Long replay = Long.getLong("flowkv.seed");
+        long seed =
+                replay != null
+                        ? replay
+                        : System.getenv("CI") != null ? 20261127L : System.nanoTime();
+        String at = "cache " + cacheEntries + ", seed " + seed + " (-Dflowkv.seed=" + seed + ")";
+        System.out.println("FlowKVObjectCacheModelTest " + at);
+        SplittableRandom random = new SplittableRandom(seed);
+
+        Map<List<Integer>, Long> model = new HashMap<>(); // (key, namespace) -> sum
+        FlowKVKeyedStateBackend<Integer> backend =
+                backend(cacheEntries, random.nextBoolean(), List.of());
+        States states = new States(backend);
+        int restores = 0;
+        boolean evicted = false;
+        for (int op = 0; op < OPERATIONS; op++) {
+            int key = random.nextInt(KEYS);
+            int namespace = random.nextInt(NAMESPACES);
+            backend.setCurrentKey(key);
+            states.setNamespace(namespace);
+            List<Integer> cell = List.of(key, namespace);
+            String where = at + ", operation " + op + ", key " + key + ", namespace " + namespace;
+            int dice = random.nextInt(1000);
+            if (dice < 500) {
+                long value = random.nextInt(100);
+                states.sums.add(value);
+                states.reduced.add(value);
+                model.merge(cell, value, Long::sum);
+            } else if (dice < 750) {
+                assertThat(states.sums.get()).as(where + " sums").isEqualTo(model.get(cell));
+                assertThat(states.reduced.get()).as(where + " reduced").isEqualTo(model.get(cell));
+            } else if (dice < 850) {
+                states.sums.clear();
+                states.reduced.clear();
+                model.remove(cell);
+            } else if (dice < 950) {
+                List<Integer> sources = new ArrayList<>();
+                for (int n = 0; n < NAMESPACES; n++) {
+                    if (n != namespace && random.nextInt(3) == 0) {
+                        sources.add(n);
+                    }
+                }
+                states.sums.mergeNamespaces(namespace, sources);
+                states.reduced.mergeNamespaces(namespace, sources);
+                Long merged = null;
+                for (int source : sources) {
+                    Long value = model.remove(List.of(key, source));
+                    if (value != null) {
+                        merged = merged == null ? value : merged + value;
+                    }
+                }
+                if (merged != null) {
+                    model.merge(cell, merged, Long::sum);
+                }
+            } else if (dice < 995) {
+                Set<Integer> expected =
+                        model.keySet().stream()
+                                .filter(c -> c.get(1) == namespace)
+                                .map(c -> c.get(0))
+                                .collect(Collectors.toSet());
+                for (String name : List.of("sums", "reduced")) {
+                    assertThat(new HashSet<>(backend.getKeys(name, namespace).toList()))
+                            .as(where + " keys of " + name)
+                            .isEqualTo(expected);
+                }
+            } else {
+                evicted |= evictions(states) > 0;
+                restores++;
+                KeyedStateHandle handle = snapshot(backend, restores);
+                backend = backend(cacheEntries, random.nextBoolean(), List.of(handle));
+                states = new States(backend);
+                for (int k = 0; k < KEYS; k++) {
+                    backend.setCurrentKey(k);
+                    for (int n = 0; n < NAMESPACES; n++) {
+                        states.setNamespace(n);
+                        Long expected = model.get(List.of(k, n));
+                        String cellAt = at + " after restore " + restores + " at " + k + "/" + n;
+                        assertThat(states.sums.get()).as(cellAt).isEqualTo(expected);
+                        assertThat(states.reduced.get()).as(cellAt).isEqualTo(expected);
+                    }
+                }
+            }
+        }
+        evicted |= evictions(states) > 0;
+        assertThat(restores).as(at + " restores").isPositive();
+        if (cacheEntries > 0) {
+            assertThat(evicted).as(at + ": values moved between cache and store").isTrue();
+        } else {
+            assertThat(((AbstractFlowKVState<?, ?, ?>) states.sums).cacheStats()).isNull();
+        }
+    }
+
+    /** The evictions the aggregating state's cache counted, or 0 without a cache. */
+    private static long evictions(States states) {
+        String stats = ((AbstractFlowKVState<?, ?, ?>) states.sums).cacheStats();
+        if (stats == null) {
+            return 0;
+        }
+        String count = stats.replaceAll(".*evictions=(\\d+).*", "$1");
+        return Long.parseLong(count);
+    }
+
+    @SuppressWarnings("unchecked")
+    private FlowKVKeyedStateBackend<Integer> backend(
+            int cacheEntries, boolean incremental, List<KeyedStateHandle> handles)
+            throws Exception {
+        MockEnvironment env = MockEnvironment.builder().build();
+        environments.add(env);
+        Configuration config = new Configuration();
+        config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
+        config.set(FlowKVOptions.OBJECT_CACHE_ENTRIES, cacheEntries);
+        FlowKVStateBackend stateBackend =
+                new FlowKVStateBackend().configure(config, getClass().getClassLoader());
+        FlowKVKeyedStateBackend<Integer> backend =
+                (FlowKVKeyedStateBackend<Integer>)
+                        stateBackend.createKeyedStateBackend(
+                                new KeyedStateBackendParametersImpl<>(
+                                        (Environment) env,
+                                        new JobID(),
+                                        "object-cache-model",
+                                        IntSerializer.INSTANCE,
+                                        KEY_GROUPS,
+                                        KeyGroupRange.of(0, KEY_GROUPS - 1),
+                                        env.getTaskKvStateRegistry(),
+                                        TtlTimeProvider.DEFAULT,
+                                        new UnregisteredMetricsGroup(),
+                                        handles,
+                                        new CloseableRegistry()));
+        open.add(backend);
+        return backend;
+    }
+
+    private KeyedStateHandle snapshot(FlowKVKeyedStateBackend<Integer> backend, long id)
+            throws Exception {
+        org.apache.flink.core.fs.Path checkpoints =
+                new org.apache.flink.core.fs.Path(
+                        Files.createDirectories(temp.resolve("chk-" + id)).toUri());
+        org.apache.flink.core.fs.Path shared =
+                new org.apache.flink.core.fs.Path(
+                        Files.createDirectories(temp.resolve("shared")).toUri());
+        KeyedStateHandle handle =
+                FutureUtils.runIfNotDoneAndGet(
+                                backend.snapshot(
+                                        id,
+                                        id,
+                                        new FsCheckpointStreamFactory(
+                                                FileSystem.getLocalFileSystem(),
+                                                checkpoints,
+                                                shared,
+                                                0,
+                                                4096),
+                                        CheckpointOptions.forCheckpointWithDefaultLocation()))
+                        .getJobManagerOwnedSnapshot();
+        if (handle instanceof IncrementalRemoteKeyedStateHandle incremental) {
+            incremental.registerSharedStates(registry, id);
+        }
+        backend.notifyCheckpointComplete(id);
+        return handle;
+    }
+}

@@ -1,0 +1,73 @@
+package io.flowkv.flink.state;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The object cache's bound, eviction order and write-backs. */
+class ObjectCacheTest {
+    private final List<String> written = new ArrayList<>();
+    private final ObjectCache<String, Integer, Long> cache =
+            new ObjectCache<>(3, e -> written.add(e.key + "@" + e.namespace + "=" + e.value));
+
+    @Test
+    void shouldEvictTheLeastRecentlyUsedAndWriteOnlyChangedEntries() throws Exception {
+        cache.add("a", 0, 1, 10L, true, false);
+        cache.add("b", 0, 1, 20L, false, true);
+        cache.add("c", 0, 1, 30L, true, false);
+        assertThat(cache.get("a", 1).value).isEqualTo(10L); // a is now the most recent
+
+        cache.add("d", 0, 1, 40L, true, false); // evicts b: clean, not written
+        assertThat(written).isEmpty();
+        assertThat(cache.get("b", 1)).isNull();
+
+        cache.add("e", 0, 1, 50L, true, false); // evicts c: changed, written
+        assertThat(written).containsExactly("c@1=30");
+        assertThat(cache.size()).isEqualTo(3);
+        assertThat(cache.stats()).contains("evictions=2", "writes=1", "hits=1", "misses=1");
+    }
+
+    @Test
+    void shouldTellNamespacesApart() throws Exception {
+        cache.add("a", 0, 1, 10L, true, false);
+        cache.add("a", 0, 2, 20L, true, false);
+        assertThat(cache.get("a", 1).value).isEqualTo(10L);
+        assertThat(cache.get("a", 2).value).isEqualTo(20L);
+        assertThat(cache.get("a", 3)).isNull();
+    }
+
+    @Test
+    void shouldWriteBackChangedEntriesOnceAndKeepThem() throws Exception {
+        cache.add("a", 0, 1, 10L, true, false);
+        cache.add("b", 0, 1, 20L, false, true);
+        cache.writeBack();
+        assertThat(written).containsExactly("a@1=10");
+        ObjectCache.Entry<String, Integer, Long> a = cache.get("a", 1);
+        assertThat(a.dirty).isFalse();
+        assertThat(a.stored).as("a clear must now remove it from the store").isTrue();
+
+        cache.writeBack();
+        assertThat(written).hasSize(1);
+    }
+
+    @Test
+    void shouldRemoveWithoutWriting() throws Exception {
+        cache.add("a", 0, 1, 10L, true, false);
+        ObjectCache.Entry<String, Integer, Long> removed = cache.remove("a", 1);
+        assertThat(removed.value).isEqualTo(10L);
+        assertThat(cache.remove("a", 1)).isNull();
+        cache.writeBack();
+        assertThat(written).isEmpty();
+    }
+
+    @Test
+    void shouldRefuseANonPositiveCapacity() {
+        assertThatThrownBy(() -> new ObjectCache<String, Integer, Long>(0, e -> {}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("capacity 0");
+    }
+}
