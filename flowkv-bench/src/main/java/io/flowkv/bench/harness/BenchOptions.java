@@ -83,7 +83,9 @@ record BenchOptions(
                     "                          flowkv-aur (the custom workload's windows on"
                             + " the AUR store),",
                     "                          flowkv-nopreflush (no flushes ahead of"
-                            + " checkpoints: pre-flushes-per-checkpoint 0)",
+                            + " checkpoints: pre-flushes-per-checkpoint 0),",
+                    "                          flowkv-nocache (no object cache:"
+                            + " object-cache.entries 0)",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",

@@ -42,7 +42,8 @@ record RunSpec(
      * own column in the report. Where the timers live is the one that moves results most; {@code
      * flowkv-aur} puts the {@code custom} workload's windows (operator uid {@code custom}) on the
      * AUR store from the start; {@code flowkv-nopreflush} flushes store instances at checkpoints
-     * only, the A/B of desynchronised flushes.
+     * only, the A/B of desynchronised flushes; {@code flowkv-nocache} turns the object cache of
+     * reducing and aggregating states off.
      */
     static final Map<String, Map<String, String>> VARIANTS =
             Map.of(
@@ -54,6 +55,8 @@ record RunSpec(
                     Map.of("state.backend.flowkv.timer-service", "FLOWKV"),
                     "flowkv-heaptimers",
                     Map.of("state.backend.flowkv.timer-service", "HEAP"),
+                    "flowkv-nocache",
+                    Map.of("state.backend.flowkv.object-cache.entries", "0"),
                     "rocksdb-heaptimers",
                     Map.of("state.backend.rocksdb.timer-service.factory", "HEAP"),
                     "forst-heaptimers",

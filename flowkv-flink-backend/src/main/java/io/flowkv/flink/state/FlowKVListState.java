@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -40,6 +41,12 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
 
     /** Set for the merging window set of a session operator: where its trigger times go. */
     private FlowKVListState<K, Object, ?> windowContents;
+
+    /**
+     * For the merging window set of a session operator: its lists as objects ({@link #cacheLists}),
+     * or null.
+     */
+    private ObjectCache<K, N, List<V>> cachedLists;
 
     FlowKVListState(
             StateKeyContext<K> backend,
@@ -77,6 +84,19 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         this.elementSerializer = ((ListSerializer<V>) serializer).getElementSerializer();
     }
 
+    /**
+     * Keeps this state's lists as live objects, up to the backend's bound: for the merging window
+     * set of a session window operator, which the operator reads whole for every element and
+     * replaces whole ({@code update}) whenever a window grows or merges, and never changes after
+     * reading. {@code get} then returns an unmodifiable list.
+     */
+    void cacheLists() {
+        int entries = backend.cachedValuesPerState();
+        if (entries > 0 && cachedLists == null) {
+            cachedLists = new ObjectCache<>(entries, this::writeList);
+        }
+    }
+
     void feedTriggerTimesTo(FlowKVListState<K, Object, ?> windowContents) {
         this.windowContents = windowContents;
     }
@@ -93,6 +113,23 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
 
     @Override
     public List<V> getInternal() throws IOException {
+        if (cachedLists == null) {
+            return read();
+        }
+        ObjectCache.Entry<K, N, List<V>> entry =
+                cachedLists.get(backend.getCurrentKey(), currentNamespace());
+        if (entry != null) {
+            return entry.value;
+        }
+        List<V> stored = read();
+        if (stored != null) {
+            cacheNew(Collections.unmodifiableList(stored), false);
+        }
+        return stored == null ? null : Collections.unmodifiableList(stored);
+    }
+
+    /** The list at the current key and namespace in the store, or null. */
+    private List<V> read() throws IOException {
         List<V> result = new ArrayList<>();
         boolean found =
                 elements.getElements(
@@ -114,12 +151,14 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     @Override
     public void add(V value) throws IOException {
         Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
+        uncache(currentNamespace());
         elements.append(keyGroup(), keyBytes(), namespaceBytes(), serializeElement(value));
     }
 
     @Override
     public void addAll(List<V> values) throws IOException {
         Preconditions.checkNotNull(values, "List of values to add cannot be null.");
+        uncache(currentNamespace());
         int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] namespace = namespaceBytes();
@@ -132,6 +171,25 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     @Override
     public void update(List<V> values) throws IOException {
         Preconditions.checkNotNull(values, "List of values to add cannot be null.");
+        if (cachedLists != null && !values.isEmpty()) {
+            List<V> copy = new ArrayList<>(values.size());
+            for (V value : values) {
+                copy.add(Preconditions.checkNotNull(value, "You cannot add null to a ListState."));
+            }
+            ObjectCache.Entry<K, N, List<V>> entry =
+                    cachedLists.get(backend.getCurrentKey(), currentNamespace());
+            if (entry != null) {
+                entry.value = Collections.unmodifiableList(copy);
+                entry.dirty = true;
+            } else {
+                cacheNew(Collections.unmodifiableList(copy), true);
+            }
+            if (windowContents != null) {
+                windowContents.onMergingWindowSetUpdate(values);
+            }
+            return;
+        }
+        uncache(currentNamespace());
         int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] namespace = namespaceBytes();
@@ -159,6 +217,10 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         if (sources == null || sources.isEmpty()) {
             return;
         }
+        uncache(target);
+        for (N source : sources) {
+            uncache(source);
+        }
         int keyGroup = keyGroup();
         byte[] key = keyBytes();
         byte[] targetNamespace = namespaceBytes(target);
@@ -178,6 +240,88 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
                 elements.append(keyGroup, key, targetNamespace, element);
             }
         }
+    }
+
+    @Override
+    public void clear() {
+        if (cachedLists != null) {
+            ObjectCache.Entry<K, N, List<V>> entry =
+                    cachedLists.remove(backend.getCurrentKey(), currentNamespace());
+            if (entry != null && !entry.stored) {
+                return; // never written, nothing to remove from the store
+            }
+        }
+        super.clear();
+    }
+
+    /**
+     * Moves the cached list at (current key, {@code namespace}), if any, back to the store, for an
+     * operation that works on the stored elements.
+     */
+    private void uncache(N namespace) throws IOException {
+        if (cachedLists == null) {
+            return;
+        }
+        ObjectCache.Entry<K, N, List<V>> entry =
+                cachedLists.remove(backend.getCurrentKey(), namespace);
+        if (entry != null && entry.dirty) {
+            writeList(entry);
+        }
+    }
+
+    private void cacheNew(List<V> list, boolean dirty) throws IOException {
+        // Whether the store holds a list here is not known without a read: assume it may.
+        cachedLists.add(
+                keyBytes.copyKey(backend.getCurrentKey()),
+                keyGroup(),
+                keyBytes.copyNamespace(currentNamespace()),
+                list,
+                dirty,
+                true);
+    }
+
+    /** Replaces the stored list of a cached entry with its elements. */
+    private void writeList(ObjectCache.Entry<K, N, List<V>> entry) throws IOException {
+        byte[] key = keyBytes.key(entry.key, entry.keyGroup);
+        byte[] namespace = keyBytes.namespace(entry.namespace);
+        List<byte[]> serialized = new ArrayList<>(entry.value.size());
+        for (V value : entry.value) {
+            serialized.add(serializeElement(value));
+        }
+        elements.remove(entry.keyGroup, key, namespace);
+        for (byte[] element : serialized) {
+            elements.append(entry.keyGroup, key, namespace, element);
+        }
+    }
+
+    @Override
+    public void writeBackCached() throws IOException {
+        if (cachedLists != null) {
+            cachedLists.writeBack();
+        }
+    }
+
+    @Override
+    public String cacheStats() {
+        return cachedLists == null ? null : cachedLists.stats();
+    }
+
+    /** Cached lists are written with the serializers they were read with, then dropped. */
+    @Override
+    public void reregistered(
+            StateDescriptor<?, List<V>> descriptor,
+            TypeSerializer<N> namespaceSerializer,
+            TypeSerializer<List<V>> valueSerializer) {
+        if (cachedLists != null) {
+            try {
+                cachedLists.writeBack();
+            } catch (IOException e) {
+                throw new FlinkRuntimeException(
+                        "Error while writing cached lists of a re-registered state to FlowKV.", e);
+            }
+            cachedLists.clear();
+        }
+        super.reregistered(descriptor, namespaceSerializer, valueSerializer);
     }
 
     /**

@@ -40,6 +40,7 @@ public final class WindowStates<K> {
             windowContents = (FlowKVListState<K, Object, ?>) state;
         } else if (StoreSelector.MERGING_WINDOW_SET.equals(name)) {
             mergingWindowSet = state;
+            state.cacheLists();
         }
         if (windowContents != null && mergingWindowSet != null) {
             mergingWindowSet.feedTriggerTimesTo(windowContents);

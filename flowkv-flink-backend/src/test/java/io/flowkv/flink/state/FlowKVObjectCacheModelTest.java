@@ -3,10 +3,12 @@ package io.flowkv.flink.state;
 import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.FlowKVStateBackend;
+import io.flowkv.flink.storage.StoreSelector;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
@@ -27,6 +29,7 @@ import org.apache.flink.runtime.state.SharedStateRegistry;
 import org.apache.flink.runtime.state.SharedStateRegistryImpl;
 import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
+import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.runtime.state.internal.InternalReducingState;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.util.concurrent.FutureUtils;
@@ -111,6 +114,9 @@ class FlowKVObjectCacheModelTest {
         final InternalAggregatingState<Integer, Integer, Long, long[], Long> sums;
         final InternalReducingState<Integer, Integer, Long> reduced;
 
+        /** Named as a session operator's merging window set, whose lists are cached whole. */
+        final InternalListState<Integer, Integer, Long> lists;
+
         @SuppressWarnings("unchecked")
         States(FlowKVKeyedStateBackend<Integer> backend) throws Exception {
             sums =
@@ -127,11 +133,19 @@ class FlowKVObjectCacheModelTest {
                                     IntSerializer.INSTANCE,
                                     new ReducingStateDescriptor<>(
                                             "reduced", Long::sum, LongSerializer.INSTANCE));
+            lists =
+                    (InternalListState<Integer, Integer, Long>)
+                            backend.getOrCreateKeyedState(
+                                    IntSerializer.INSTANCE,
+                                    new ListStateDescriptor<>(
+                                            StoreSelector.MERGING_WINDOW_SET,
+                                            LongSerializer.INSTANCE));
         }
 
         void setNamespace(int namespace) {
             sums.setCurrentNamespace(namespace);
             reduced.setCurrentNamespace(namespace);
+            lists.setCurrentNamespace(namespace);
         }
     }
 
@@ -148,6 +162,7 @@ class FlowKVObjectCacheModelTest {
         SplittableRandom random = new SplittableRandom(seed);
 
         Map<List<Integer>, Long> model = new HashMap<>(); // (key, namespace) -> sum
+        Map<List<Integer>, List<Long>> listModel = new HashMap<>();
         FlowKVKeyedStateBackend<Integer> backend =
                 backend(cacheEntries, random.nextBoolean(), List.of());
         States states = new States(backend);
@@ -166,13 +181,33 @@ class FlowKVObjectCacheModelTest {
                 states.sums.add(value);
                 states.reduced.add(value);
                 model.merge(cell, value, Long::sum);
+                if (random.nextInt(4) == 0) {
+                    states.lists.add(value); // on the stored elements: the cached list goes first
+                    listModel.computeIfAbsent(cell, c -> new ArrayList<>()).add(value);
+                } else {
+                    List<Long> list = new ArrayList<>();
+                    for (int i = random.nextInt(4); i > 0; i--) {
+                        list.add((long) random.nextInt(1000));
+                    }
+                    states.lists.update(list);
+                    if (list.isEmpty()) {
+                        listModel.remove(cell);
+                    } else {
+                        listModel.put(cell, list);
+                    }
+                }
             } else if (dice < 750) {
                 assertThat(states.sums.get()).as(where + " sums").isEqualTo(model.get(cell));
                 assertThat(states.reduced.get()).as(where + " reduced").isEqualTo(model.get(cell));
+                assertThat(sorted(states.lists.get()))
+                        .as(where + " list")
+                        .isEqualTo(sorted(listModel.get(cell)));
             } else if (dice < 850) {
                 states.sums.clear();
                 states.reduced.clear();
+                states.lists.clear();
                 model.remove(cell);
+                listModel.remove(cell);
             } else if (dice < 950) {
                 List<Integer> sources = new ArrayList<>();
                 for (int n = 0; n < NAMESPACES; n++) {
@@ -182,6 +217,13 @@ class FlowKVObjectCacheModelTest {
                 }
                 states.sums.mergeNamespaces(namespace, sources);
                 states.reduced.mergeNamespaces(namespace, sources);
+                states.lists.mergeNamespaces(namespace, sources);
+                for (int source : sources) {
+                    List<Long> moved = listModel.remove(List.of(key, source));
+                    if (moved != null) {
+                        listModel.computeIfAbsent(cell, c -> new ArrayList<>()).addAll(moved);
+                    }
+                }
                 Long merged = null;
                 for (int source : sources) {
                     Long value = model.remove(List.of(key, source));
@@ -217,17 +259,36 @@ class FlowKVObjectCacheModelTest {
                         String cellAt = at + " after restore " + restores + " at " + k + "/" + n;
                         assertThat(states.sums.get()).as(cellAt).isEqualTo(expected);
                         assertThat(states.reduced.get()).as(cellAt).isEqualTo(expected);
+                        assertThat(sorted(states.lists.get()))
+                                .as(cellAt + " list")
+                                .isEqualTo(sorted(listModel.get(List.of(k, n))));
                     }
                 }
             }
         }
         evicted |= evictions(states) > 0;
+        if (cacheEntries > 0) {
+            assertThat(((AbstractFlowKVState<?, ?, ?>) states.lists).cacheStats())
+                    .as(at + ": the merging window set is cached")
+                    .isNotNull();
+        }
         assertThat(restores).as(at + " restores").isPositive();
         if (cacheEntries > 0) {
             assertThat(evicted).as(at + ": values moved between cache and store").isTrue();
         } else {
             assertThat(((AbstractFlowKVState<?, ?, ?>) states.sums).cacheStats()).isNull();
         }
+    }
+
+    /** The elements in order, or null for no list (a list state's merge does not keep order). */
+    private static List<Long> sorted(Iterable<Long> elements) {
+        if (elements == null) {
+            return null;
+        }
+        List<Long> out = new ArrayList<>();
+        elements.forEach(out::add);
+        out.sort(null);
+        return out;
     }
 
     /** The evictions the aggregating state's cache counted, or 0 without a cache. */
