@@ -114,7 +114,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
     private final UUID backendIdentifier = UUID.randomUUID();
-    private final int cachedValuesPerState;
+    private final long objectCacheBytesPerState;
     private long keyVersion;
     private boolean disposed;
 
@@ -155,8 +155,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         this.binder = binder;
         this.preFlushes =
                 new PreFlushSchedule(binder.factory().settings().preFlushesPerCheckpoint());
-        this.cachedValuesPerState =
-                binder.factory().settings().objectCacheEntries(Runtime.getRuntime().maxMemory());
+        this.objectCacheBytesPerState =
+                binder.factory().settings().objectCacheBytes(Runtime.getRuntime().maxMemory());
         binder.afterMoveToAur(this::offerPendingWindowTimers);
         this.keyGroupPrefixBytes =
                 CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
@@ -268,8 +268,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     }
 
     @Override
-    public int cachedValuesPerState() {
-        return cachedValuesPerState;
+    public long objectCacheBytesPerState() {
+        return objectCacheBytesPerState;
     }
 
     /**

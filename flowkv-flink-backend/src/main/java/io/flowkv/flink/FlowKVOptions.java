@@ -304,28 +304,23 @@ public final class FlowKVOptions {
                                     + " bytes per timer (1.3M timers for a 1.3 GB heap). "
                                     + "Allowed: at least 1.");
 
-    /**
-     * Heap bytes an object-cache entry is taken to cost when the bound is derived from the heap.
-     */
-    public static final int OBJECT_CACHE_BYTES_ESTIMATE = 256;
-
-    public static final ConfigOption<Integer> OBJECT_CACHE_ENTRIES =
-            ConfigOptions.key("state.backend.flowkv.object-cache.entries")
-                    .intType()
+    public static final ConfigOption<MemorySize> OBJECT_CACHE_SIZE =
+            ConfigOptions.key("state.backend.flowkv.object-cache.size")
+                    .memoryType()
                     .noDefaultValue()
                     .withDescription(
-                            "How many values each reducing or aggregating state (window "
-                                    + "aggregates, reduce) keeps per subtask as live objects on "
-                                    + "the TaskManager heap, so that a hot key and window is "
-                                    + "updated without reading, deserializing, serializing and "
-                                    + "writing its value. At the bound, a value not used lately "
-                                    + "(second chance) goes to the store; every changed value "
-                                    + "goes there at each checkpoint and savepoint. 0 turns the "
-                                    + "cache off. When not set: a sixteenth of the JVM's maximum "
-                                    + "heap at "
-                                    + OBJECT_CACHE_BYTES_ESTIMATE
-                                    + " bytes per value (about 330k values for a 1.3 GB heap). "
-                                    + "Allowed: at least 0.");
+                            "Heap each reducing or aggregating state (window aggregates, reduce) "
+                                    + "and each session operator's merging window set may use "
+                                    + "per subtask to keep values as live objects, so that a hot "
+                                    + "key and window is updated without reading, deserializing, "
+                                    + "serializing and writing its value. An entry is taken to "
+                                    + "cost 96 bytes plus twice the serialized size of its key, "
+                                    + "namespace and value, measured on a sample of accesses, so "
+                                    + "large accumulators get few entries. At the bound, a value "
+                                    + "not used lately (second chance) goes to the store; every "
+                                    + "changed value goes there at each checkpoint and savepoint. "
+                                    + "0 turns the cache off. When not set: a sixteenth of the "
+                                    + "JVM's maximum heap. Allowed: at least 0.");
 
     /** Fails with the key, the value and the allowed range of the first bad option. */
     public static void validate(ReadableConfig config) {
@@ -361,13 +356,6 @@ public final class FlowKVOptions {
                         limit -> {
                             if (limit < 1) {
                                 throw bad(TIMER_HEAP_LIMIT, limit, ">= 1");
-                            }
-                        });
-        config.getOptional(OBJECT_CACHE_ENTRIES)
-                .ifPresent(
-                        entries -> {
-                            if (entries < 0) {
-                                throw bad(OBJECT_CACHE_ENTRIES, entries, ">= 0");
                             }
                         });
         double ratio = config.get(READ_BATCH_RATIO);

@@ -483,7 +483,7 @@ class WindowOperatorContractTest {
         conf.set(FlowKVOptions.READ_BATCH_RATIO, 0.5);
         conf.set(FlowKVOptions.PARTITIONS, 3);
         // A few cached values, so that aggregates move between the object cache and the store.
-        conf.set(FlowKVOptions.OBJECT_CACHE_ENTRIES, 8);
+        conf.set(FlowKVOptions.OBJECT_CACHE_SIZE, MemorySize.parse("2kb"));
         conf.set(FlowKVOptions.LOCAL_DIRECTORIES, List.of(spillDir.toString()));
         Supplier<StateBackend> spilling =
                 () -> new FlowKVStateBackend().configure(conf, getClass().getClassLoader());

@@ -56,7 +56,7 @@ record RunSpec(
                     "flowkv-heaptimers",
                     Map.of("state.backend.flowkv.timer-service", "HEAP"),
                     "flowkv-nocache",
-                    Map.of("state.backend.flowkv.object-cache.entries", "0"),
+                    Map.of("state.backend.flowkv.object-cache.size", "0"),
                     "rocksdb-heaptimers",
                     Map.of("state.backend.rocksdb.timer-service.factory", "HEAP"),
                     "forst-heaptimers",

@@ -30,7 +30,7 @@ public record FlowKVSettings(
         FlowKVOptions.CheckpointCompression checkpointCompression,
         int perKeyWindowsThreshold,
         int preFlushesPerCheckpoint,
-        long objectCacheEntries,
+        long objectCacheBytes,
         Set<MetricsGroup> metricGroups,
         String fileIoFactory)
         implements Serializable {
@@ -72,8 +72,8 @@ public record FlowKVSettings(
                 config.get(FlowKVOptions.CHECKPOINT_COMPRESSION),
                 config.get(FlowKVOptions.PER_KEY_WINDOWS_THRESHOLD),
                 config.get(FlowKVOptions.PRE_FLUSHES_PER_CHECKPOINT),
-                config.getOptional(FlowKVOptions.OBJECT_CACHE_ENTRIES)
-                        .map(Integer::longValue)
+                config.getOptional(FlowKVOptions.OBJECT_CACHE_SIZE)
+                        .map(size -> size.getBytes())
                         .orElse(DERIVED),
                 MetricsGroup.enabledIn(config),
                 config.getOptional(FlowKVOptions.FILE_IO_FACTORY).orElse(null));
@@ -85,29 +85,17 @@ public record FlowKVSettings(
      * FlowKVOptions#TIMER_HEAP_BYTES_ESTIMATE} bytes per timer.
      */
     public long timerHeapLimit(long maxHeapBytes) {
-        return derivedOr(timerHeapLimit, maxHeapBytes, 8, FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE);
+        if (timerHeapLimit != DERIVED) {
+            return timerHeapLimit;
+        }
+        return Math.max(1024, maxHeapBytes / 8 / FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE);
     }
 
     /**
-     * How many values each reducing or aggregating state keeps as live objects ({@code
-     * object-cache.entries}): the configured number, or a sixteenth of {@code maxHeapBytes} at
-     * {@link FlowKVOptions#OBJECT_CACHE_BYTES_ESTIMATE} bytes per entry.
+     * Heap bytes each cached state may hold as live objects ({@code object-cache.size}): the
+     * configured size, or a sixteenth of {@code maxHeapBytes}.
      */
-    public int objectCacheEntries(long maxHeapBytes) {
-        return (int)
-                Math.min(
-                        Integer.MAX_VALUE,
-                        derivedOr(
-                                objectCacheEntries,
-                                maxHeapBytes,
-                                16,
-                                FlowKVOptions.OBJECT_CACHE_BYTES_ESTIMATE));
-    }
-
-    private static long derivedOr(long configured, long maxHeapBytes, int share, int perItem) {
-        if (configured != DERIVED) {
-            return configured;
-        }
-        return Math.max(1024, maxHeapBytes / share / perItem);
+    public long objectCacheBytes(long maxHeapBytes) {
+        return objectCacheBytes != DERIVED ? objectCacheBytes : maxHeapBytes / 16;
     }
 }

@@ -16,10 +16,10 @@ import java.util.Collection;
  * value, reducing and aggregating state.
  *
  * <p>A reducing or aggregating state may keep its hottest values as live objects in an {@link
- * ObjectCache} ({@link StateKeyContext#cachedValuesPerState}): the state alone reads and changes
- * them (through {@code add}, {@code get} and merges), so keeping the object instead of its bytes is
- * invisible to the job. A value state does not: {@code value()} hands the object to user code,
- * which may change it without calling {@code update}.
+ * ObjectCache} ({@link StateKeyContext#objectCacheBytesPerState}): the state alone reads and
+ * changes them (through {@code add}, {@code get} and merges), so keeping the object instead of its
+ * bytes is invisible to the job. A value state does not: {@code value()} hands the object to user
+ * code, which may change it without calling {@code update}.
  */
 @Internal
 public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K, N, V> {
@@ -36,8 +36,8 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
             boolean cacheable) {
         super(backend, values, namespaceSerializer, valueSerializer);
         this.values = values;
-        int entries = cacheable ? backend.cachedValuesPerState() : 0;
-        this.cache = entries > 0 ? new ObjectCache<>(entries, this::write) : null;
+        long bytes = cacheable ? backend.objectCacheBytesPerState() : 0;
+        this.cache = bytes > 0 ? new ObjectCache<>(bytes, this::write) : null;
     }
 
     /**
@@ -112,6 +112,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
                 } else {
                     entry.value = next;
                     entry.dirty = true;
+                    sample(next);
                 }
                 return;
             }
@@ -120,10 +121,16 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         byte[] key = keyBytes();
         byte[] namespace = namespaceBytes();
         byte[] bytes = values.get(keyGroup, key, namespace);
+        if (cache != null && bytes != null) {
+            cache.measured(key.length + namespace.length + bytes.length);
+        }
         V next = update.apply(bytes == null ? null : deserialize(bytes));
         if (next == null) {
             clear();
         } else if (cache != null) {
+            if (bytes == null) {
+                sample(next);
+            }
             cacheNew(currentNamespace(), next, true, bytes != null);
         } else {
             values.put(keyGroup, key, namespace, serialize(next));
@@ -189,6 +196,9 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
                 if (take && entry.stored) {
                     values.remove(keyGroup(), keyBytes(), namespaceBytes);
                 }
+                if (!take && namespace == currentNamespace()) {
+                    sample(entry.value);
+                }
                 return entry.value;
             }
         }
@@ -203,6 +213,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         }
         V value = deserialize(bytes);
         if (cache != null && !take) {
+            cache.measured(key.length + namespaceBytes.length + bytes.length);
             cacheNew(namespace, value, false, true);
         }
         return value;
@@ -234,13 +245,25 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
                 stored);
     }
 
+    /**
+     * Measures the cache's entry size on the value at the current key and namespace, when a sample
+     * is due ({@link ObjectCache#sampleDue}).
+     */
+    private void sample(V value) throws IOException {
+        if (cache.sampleDue()) {
+            out.clear();
+            valueSerializer.serialize(value, out);
+            cache.measured(keyBytes().length + namespaceBytes().length + out.length());
+        }
+    }
+
     /** Writes a cached value to the store (eviction, or {@link #writeBackCached}). */
     private void write(ObjectCache.Entry<K, N, V> entry) throws IOException {
-        values.put(
-                entry.keyGroup,
-                keyBytes.key(entry.key, entry.keyGroup),
-                keyBytes.namespace(entry.namespace),
-                serialize(entry.value));
+        byte[] key = keyBytes.key(entry.key, entry.keyGroup);
+        byte[] namespace = keyBytes.namespace(entry.namespace);
+        byte[] value = serialize(entry.value);
+        cache.measured(key.length + namespace.length + value.length);
+        values.put(entry.keyGroup, key, namespace, value);
     }
 
     @Override

@@ -91,9 +91,9 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
      * reading. {@code get} then returns an unmodifiable list.
      */
     void cacheLists() {
-        int entries = backend.cachedValuesPerState();
-        if (entries > 0 && cachedLists == null) {
-            cachedLists = new ObjectCache<>(entries, this::writeList);
+        long bytes = backend.objectCacheBytesPerState();
+        if (bytes > 0 && cachedLists == null) {
+            cachedLists = new ObjectCache<>(bytes, this::writeList);
         }
     }
 
@@ -119,10 +119,14 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         ObjectCache.Entry<K, N, List<V>> entry =
                 cachedLists.get(backend.getCurrentKey(), currentNamespace());
         if (entry != null) {
+            if (cachedLists.sampleDue()) {
+                cachedLists.measured(sizeOf(entry.value));
+            }
             return entry.value;
         }
         List<V> stored = read();
         if (stored != null) {
+            cachedLists.measured(sizeOf(stored));
             cacheNew(Collections.unmodifiableList(stored), false);
         }
         return stored == null ? null : Collections.unmodifiableList(stored);
@@ -280,14 +284,29 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
                 true);
     }
 
+    /** The serialized size of the current key, namespace and {@code list}'s elements. */
+    private int sizeOf(List<V> list) throws IOException {
+        int bytes = keyBytes().length + namespaceBytes().length;
+        for (V value : list) {
+            elementOut.clear();
+            elementSerializer.serialize(value, elementOut);
+            bytes += elementOut.length();
+        }
+        return bytes;
+    }
+
     /** Replaces the stored list of a cached entry with its elements. */
     private void writeList(ObjectCache.Entry<K, N, List<V>> entry) throws IOException {
         byte[] key = keyBytes.key(entry.key, entry.keyGroup);
         byte[] namespace = keyBytes.namespace(entry.namespace);
         List<byte[]> serialized = new ArrayList<>(entry.value.size());
+        int bytes = key.length + namespace.length;
         for (V value : entry.value) {
-            serialized.add(serializeElement(value));
+            byte[] element = serializeElement(value);
+            bytes += element.length;
+            serialized.add(element);
         }
+        cachedLists.measured(bytes);
         elements.remove(entry.keyGroup, key, namespace);
         for (byte[] element : serialized) {
             elements.append(entry.keyGroup, key, namespace, element);

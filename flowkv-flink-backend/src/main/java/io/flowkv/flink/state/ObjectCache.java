@@ -10,7 +10,14 @@ import java.util.Objects;
 /**
  * The live values of one read-modify-write state (reducing or aggregating) on the Java heap, so
  * that a hot (key, namespace) is updated as an object, not read, deserialized, serialized and
- * appended on every access. Bounded by a number of entries. The entry that leaves is chosen by
+ * appended on every access.
+ *
+ * <p>Bounded in bytes: an entry is taken to cost {@value #ENTRY_OVERHEAD} bytes of bookkeeping plus
+ * twice the serialized size of its key, namespace and value (objects are larger than their bytes),
+ * averaged over the sizes the owner measures ({@link #measured}) whenever it has the bytes anyway
+ * (a read from the store, a write-back) and, on one access in {@value #SAMPLE_EVERY}, by
+ * serializing the value ({@link #sampleDue}). The number of entries follows: a state with large
+ * accumulators keeps few of them, one with counters keeps many. The entry that leaves is chosen by
  * second chance (CLOCK): entries queue in the order they came in, a hit only sets a flag, and the
  * oldest entry whose flag is clear leaves (a flagged one goes to the back with its flag cleared).
  * So a hit touches nothing but its entry, and an entry in use stays. The entry that leaves is
@@ -68,8 +75,24 @@ final class ObjectCache<K, N, V> {
         }
     }
 
-    private final int capacity;
+    /** Heap bytes of an entry besides its objects: the entry, its map node and table slot. */
+    static final int ENTRY_OVERHEAD = 96;
+
+    /** One access in this many has its value's size measured. A power of two. */
+    static final int SAMPLE_EVERY = 256;
+
+    /** Weight of a new measurement in the average entry size. */
+    private static final double NEW_SAMPLE_WEIGHT = 0.05;
+
+    private final long maxBytes;
     private final WriteBack<K, N, V> writeBack;
+
+    /** Estimated heap bytes of an entry: a guess until the first measurement. */
+    private double entryBytes = ENTRY_OVERHEAD + 2 * 64;
+
+    private boolean measuredOnce;
+    private int capacity;
+    private int accesses;
     private final LinkedHashMap<Entry<K, N, V>, Entry<K, N, V>> entries;
     private final Entry<K, N, V> probe = new Entry<>();
 
@@ -78,14 +101,38 @@ final class ObjectCache<K, N, V> {
     private long evictions;
     private long writes;
 
-    ObjectCache(int capacity, WriteBack<K, N, V> writeBack) {
-        if (capacity < 1) {
-            throw new IllegalArgumentException("capacity " + capacity + " < 1");
+    ObjectCache(long maxBytes, WriteBack<K, N, V> writeBack) {
+        if (maxBytes < 1) {
+            throw new IllegalArgumentException("maximum size " + maxBytes + " bytes < 1");
         }
-        this.capacity = capacity;
+        this.maxBytes = maxBytes;
         this.writeBack = writeBack;
+        this.capacity = capacityFor(entryBytes);
         // Insertion order: the head is the next candidate to leave.
         this.entries = new LinkedHashMap<>(Math.min(capacity, 1 << 16) * 4 / 3 + 1, 0.75f, false);
+    }
+
+    private int capacityFor(double bytesPerEntry) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, maxBytes / bytesPerEntry));
+    }
+
+    /**
+     * Whether the owner should measure the value it is about to use ({@link #measured}): true for
+     * the first access and then one in {@value #SAMPLE_EVERY}.
+     */
+    boolean sampleDue() {
+        return (accesses++ & (SAMPLE_EVERY - 1)) == 0;
+    }
+
+    /**
+     * An entry's key, namespace and value serialize to {@code serializedBytes}: updates the average
+     * entry size, and with it how many entries fit (the next {@link #add} evicts down to it).
+     */
+    void measured(int serializedBytes) {
+        double bytes = ENTRY_OVERHEAD + 2.0 * serializedBytes;
+        entryBytes = measuredOnce ? entryBytes + NEW_SAMPLE_WEIGHT * (bytes - entryBytes) : bytes;
+        measuredOnce = true;
+        capacity = capacityFor(entryBytes);
     }
 
     private static int hash(Object key, Object namespace) {
@@ -133,7 +180,7 @@ final class ObjectCache<K, N, V> {
         entry.dirty = dirty;
         entry.stored = stored;
         entries.put(entry, entry);
-        if (entries.size() > capacity) {
+        while (entries.size() > capacity) {
             evictOne();
         }
     }
@@ -194,13 +241,18 @@ final class ObjectCache<K, N, V> {
         return entries.size();
     }
 
+    /** How many entries fit at the average entry size measured so far. */
     int capacity() {
         return capacity;
     }
 
     /** Hits, misses, evictions and values written to the store, for the log. */
     String stats() {
-        return "capacity="
+        return "max_bytes="
+                + maxBytes
+                + " entry_bytes="
+                + Math.round(entryBytes)
+                + " capacity="
                 + capacity
                 + " entries="
                 + entries.size()

@@ -35,10 +35,10 @@ public interface StateKeyContext<K> {
     <N> KeyBytes<K, N> keyBytes(TypeSerializer<N> namespaceSerializer);
 
     /**
-     * How many values each reducing or aggregating state keeps as live objects on the heap ({@link
-     * ObjectCache}); 0: none.
+     * Heap bytes each reducing or aggregating state (and a session operator's merging window set)
+     * may hold as live objects ({@link ObjectCache}); 0: none.
      */
-    default int cachedValuesPerState() {
+    default long objectCacheBytesPerState() {
         return 0;
     }
 }

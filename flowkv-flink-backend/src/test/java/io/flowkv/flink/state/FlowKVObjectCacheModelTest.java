@@ -15,6 +15,7 @@ import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.array.LongPrimitiveArraySerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
@@ -149,22 +150,23 @@ class FlowKVObjectCacheModelTest {
         }
     }
 
-    @ParameterizedTest(name = "cache of {0} entries")
-    @ValueSource(ints = {7, 0})
-    void shouldMatchTheModelUnderRandomOperations(int cacheEntries) throws Exception {
+    /** 1 KiB: about 7 entries of these sizes (96 B + twice 21 serialized bytes each). */
+    @ParameterizedTest(name = "cache of {0} bytes")
+    @ValueSource(longs = {1024, 0})
+    void shouldMatchTheModelUnderRandomOperations(long cacheBytes) throws Exception {
         Long replay = Long.getLong("flowkv.seed");
         long seed =
                 replay != null
                         ? replay
                         : System.getenv("CI") != null ? 20261127L : System.nanoTime();
-        String at = "cache " + cacheEntries + ", seed " + seed + " (-Dflowkv.seed=" + seed + ")";
+        String at = "cache " + cacheBytes + ", seed " + seed + " (-Dflowkv.seed=" + seed + ")";
         System.out.println("FlowKVObjectCacheModelTest " + at);
         SplittableRandom random = new SplittableRandom(seed);
 
         Map<List<Integer>, Long> model = new HashMap<>(); // (key, namespace) -> sum
         Map<List<Integer>, List<Long>> listModel = new HashMap<>();
         FlowKVKeyedStateBackend<Integer> backend =
-                backend(cacheEntries, random.nextBoolean(), List.of());
+                backend(cacheBytes, random.nextBoolean(), List.of());
         States states = new States(backend);
         int restores = 0;
         boolean evicted = false;
@@ -249,7 +251,7 @@ class FlowKVObjectCacheModelTest {
                 evicted |= evictions(states) > 0;
                 restores++;
                 KeyedStateHandle handle = snapshot(backend, restores);
-                backend = backend(cacheEntries, random.nextBoolean(), List.of(handle));
+                backend = backend(cacheBytes, random.nextBoolean(), List.of(handle));
                 states = new States(backend);
                 for (int k = 0; k < KEYS; k++) {
                     backend.setCurrentKey(k);
@@ -267,13 +269,13 @@ class FlowKVObjectCacheModelTest {
             }
         }
         evicted |= evictions(states) > 0;
-        if (cacheEntries > 0) {
+        if (cacheBytes > 0) {
             assertThat(((AbstractFlowKVState<?, ?, ?>) states.lists).cacheStats())
                     .as(at + ": the merging window set is cached")
                     .isNotNull();
         }
         assertThat(restores).as(at + " restores").isPositive();
-        if (cacheEntries > 0) {
+        if (cacheBytes > 0) {
             assertThat(evicted).as(at + ": values moved between cache and store").isTrue();
         } else {
             assertThat(((AbstractFlowKVState<?, ?, ?>) states.sums).cacheStats()).isNull();
@@ -303,13 +305,12 @@ class FlowKVObjectCacheModelTest {
 
     @SuppressWarnings("unchecked")
     private FlowKVKeyedStateBackend<Integer> backend(
-            int cacheEntries, boolean incremental, List<KeyedStateHandle> handles)
-            throws Exception {
+            long cacheBytes, boolean incremental, List<KeyedStateHandle> handles) throws Exception {
         MockEnvironment env = MockEnvironment.builder().build();
         environments.add(env);
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
-        config.set(FlowKVOptions.OBJECT_CACHE_ENTRIES, cacheEntries);
+        config.set(FlowKVOptions.OBJECT_CACHE_SIZE, new MemorySize(cacheBytes));
         FlowKVStateBackend stateBackend =
                 new FlowKVStateBackend().configure(config, getClass().getClassLoader());
         FlowKVKeyedStateBackend<Integer> backend =

@@ -11,8 +11,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The object cache's bound, eviction order and write-backs. */
 class ObjectCacheTest {
     private final List<String> written = new ArrayList<>();
+
+    /** Three entries at the size an entry is guessed to have before any measurement. */
     private final ObjectCache<String, Integer, Long> cache =
-            new ObjectCache<>(3, e -> written.add(e.key + "@" + e.namespace + "=" + e.value));
+            new ObjectCache<>(
+                    3 * (ObjectCache.ENTRY_OVERHEAD + 2 * 64),
+                    e -> written.add(e.key + "@" + e.namespace + "=" + e.value));
 
     @Test
     void shouldEvictTheLeastRecentlyUsedAndWriteOnlyChangedEntries() throws Exception {
@@ -65,9 +69,40 @@ class ObjectCacheTest {
     }
 
     @Test
-    void shouldRefuseANonPositiveCapacity() {
+    void shouldHoldFewerEntriesOnceTheyMeasureLarger() throws Exception {
+        assertThat(cache.capacity()).isEqualTo(3);
+        cache.add("a", 0, 1, 10L, true, false);
+        cache.add("b", 0, 1, 20L, true, false);
+        cache.add("c", 0, 1, 30L, true, false);
+
+        cache.measured(500); // 96 + 2 x 500 bytes: one entry fits in 672
+        assertThat(cache.capacity()).isEqualTo(1);
+        cache.add("d", 0, 1, 40L, true, false);
+        assertThat(cache.size()).isEqualTo(1);
+        assertThat(written).containsExactly("a@1=10", "b@1=20", "c@1=30");
+
+        for (int i = 0; i < 200; i++) {
+            cache.measured(10); // small again: the average follows
+        }
+        assertThat(cache.capacity()).isEqualTo(5);
+    }
+
+    @Test
+    void shouldSampleTheFirstAccessAndThenOneInSampleEvery() {
+        int due = 0;
+        for (int i = 0; i < 3 * ObjectCache.SAMPLE_EVERY; i++) {
+            if (cache.sampleDue()) {
+                assertThat(i % ObjectCache.SAMPLE_EVERY).isZero();
+                due++;
+            }
+        }
+        assertThat(due).isEqualTo(3);
+    }
+
+    @Test
+    void shouldRefuseANonPositiveSize() {
         assertThatThrownBy(() -> new ObjectCache<String, Integer, Long>(0, e -> {}))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("capacity 0");
+                .hasMessageContaining("maximum size 0 bytes");
     }
 }
