@@ -58,6 +58,17 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
             StateDescriptor<?, V> descriptor,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<V> valueSerializer) {
+        ObjectCache<K, N, ?> cache = objectCache();
+        if (cache != null) {
+            // Cached objects are written with the serializers they were read with, then dropped.
+            try {
+                cache.writeBack();
+            } catch (IOException e) {
+                throw new FlinkRuntimeException(
+                        "Error while writing cached values of a re-registered state to FlowKV.", e);
+            }
+            cache.clear();
+        }
         setSerializers(namespaceSerializer, valueSerializer);
         descriptorUpdated(descriptor);
     }
@@ -156,6 +167,13 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
         Tuple2<K, N> keyAndNamespace =
                 KvStateSerializer.deserializeKeyAndNamespace(
                         serializedKeyAndNamespace, safeKeySerializer, safeNamespaceSerializer);
+        ObjectCache<K, N, ?> cache = objectCache();
+        if (cache != null) {
+            ObjectCache.Entry<K, N, ?> entry = cache.peek(keyAndNamespace.f0, keyAndNamespace.f1);
+            if (entry != null) {
+                return serializedCachedValue(entry.value, safeValueSerializer);
+            }
+        }
         int keyGroup =
                 KeyGroupRangeAssignment.assignToKeyGroup(
                         keyAndNamespace.f0, backend.getNumberOfKeyGroups());
@@ -173,11 +191,28 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
      * Writes the values this state keeps as live objects (if any) into its store, so that what
      * reads the store directly (snapshots, key iteration) sees them.
      */
-    public void writeBackCached() throws IOException {}
+    public void writeBackCached() throws IOException {
+        ObjectCache<K, N, ?> cache = objectCache();
+        if (cache != null) {
+            cache.writeBack();
+        }
+    }
 
     /** Counters of this state's object cache for the log, or null when it has none. */
     public String cacheStats() {
+        ObjectCache<K, N, ?> cache = objectCache();
+        return cache == null ? null : cache.stats();
+    }
+
+    /** The values this state keeps as live objects ({@link ObjectCache}), or null: none. */
+    protected ObjectCache<K, N, ?> objectCache() {
         return null;
+    }
+
+    /** The queryable-state form of a cached value (an object of {@link #objectCache}). */
+    protected byte[] serializedCachedValue(Object cached, TypeSerializer<V> safeValueSerializer)
+            throws IOException {
+        throw new UnsupportedOperationException("no object cache");
     }
 
     @Override

@@ -3,9 +3,7 @@ package io.flowkv.flink.state;
 import io.flowkv.flink.storage.ValueStateStorage;
 
 import org.apache.flink.annotation.Internal;
-import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.queryablestate.client.state.serialization.KvStateSerializer;
 
 import java.io.IOException;
@@ -26,7 +24,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
     protected final ValueStateStorage values;
 
     /** Live values of this state, or null: every access goes to the store. */
-    private ObjectCache<K, N, V> cache;
+    private final ObjectCache<K, N, V> cache;
 
     AbstractValueState(
             StateKeyContext<K> backend,
@@ -50,30 +48,6 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
             int keyGroup, byte[] key, byte[] namespace, TypeSerializer<V> safeValueSerializer)
             throws Exception {
         return values.get(keyGroup, key, namespace);
-    }
-
-    /** Queryable state: a cached value is served from the cache, the rest from the store. */
-    @Override
-    public byte[] getSerializedValue(
-            byte[] serializedKeyAndNamespace,
-            TypeSerializer<K> safeKeySerializer,
-            TypeSerializer<N> safeNamespaceSerializer,
-            TypeSerializer<V> safeValueSerializer)
-            throws Exception {
-        if (cache != null) {
-            Tuple2<K, N> keyAndNamespace =
-                    KvStateSerializer.deserializeKeyAndNamespace(
-                            serializedKeyAndNamespace, safeKeySerializer, safeNamespaceSerializer);
-            ObjectCache.Entry<K, N, V> entry = cache.peek(keyAndNamespace.f0, keyAndNamespace.f1);
-            if (entry != null) {
-                return KvStateSerializer.serializeValue(entry.value, safeValueSerializer);
-            }
-        }
-        return super.getSerializedValue(
-                serializedKeyAndNamespace,
-                safeKeySerializer,
-                safeNamespaceSerializer,
-                safeValueSerializer);
     }
 
     /** The value at the current key and namespace, or null. */
@@ -267,32 +241,14 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
     }
 
     @Override
-    public void writeBackCached() throws IOException {
-        if (cache != null) {
-            cache.writeBack();
-        }
+    protected ObjectCache<K, N, ?> objectCache() {
+        return cache;
     }
 
     @Override
-    public String cacheStats() {
-        return cache == null ? null : cache.stats();
-    }
-
-    /** Cached values are written with the serializers they were read with, then dropped. */
-    @Override
-    public void reregistered(
-            StateDescriptor<?, V> descriptor,
-            TypeSerializer<N> namespaceSerializer,
-            TypeSerializer<V> valueSerializer) {
-        if (cache != null) {
-            try {
-                cache.writeBack();
-            } catch (IOException e) {
-                throw new org.apache.flink.util.FlinkRuntimeException(
-                        "Error while writing cached values of a re-registered state to FlowKV.", e);
-            }
-            cache.clear();
-        }
-        super.reregistered(descriptor, namespaceSerializer, valueSerializer);
+    @SuppressWarnings("unchecked")
+    protected byte[] serializedCachedValue(Object cached, TypeSerializer<V> safeValueSerializer)
+            throws IOException {
+        return KvStateSerializer.serializeValue((V) cached, safeValueSerializer);
     }
 }

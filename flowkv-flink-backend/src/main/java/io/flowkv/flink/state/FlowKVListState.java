@@ -314,33 +314,24 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     }
 
     @Override
-    public void writeBackCached() throws IOException {
-        if (cachedLists != null) {
-            cachedLists.writeBack();
-        }
+    protected ObjectCache<K, N, ?> objectCache() {
+        return cachedLists;
     }
 
     @Override
-    public String cacheStats() {
-        return cachedLists == null ? null : cachedLists.stats();
-    }
-
-    /** Cached lists are written with the serializers they were read with, then dropped. */
-    @Override
-    public void reregistered(
-            StateDescriptor<?, List<V>> descriptor,
-            TypeSerializer<N> namespaceSerializer,
-            TypeSerializer<List<V>> valueSerializer) {
-        if (cachedLists != null) {
-            try {
-                cachedLists.writeBack();
-            } catch (IOException e) {
-                throw new FlinkRuntimeException(
-                        "Error while writing cached lists of a re-registered state to FlowKV.", e);
+    @SuppressWarnings("unchecked")
+    protected byte[] serializedCachedValue(
+            Object cached, TypeSerializer<List<V>> safeValueSerializer) throws IOException {
+        TypeSerializer<V> element =
+                ((ListSerializer<V>) safeValueSerializer).getElementSerializer();
+        ByteArrayOutputStream joined = new ByteArrayOutputStream();
+        for (V value : (List<V>) cached) {
+            if (joined.size() > 0) {
+                joined.write(DELIMITER);
             }
-            cachedLists.clear();
+            joined.write(serializeElement(element, value));
         }
-        super.reregistered(descriptor, namespaceSerializer, valueSerializer);
+        return joined.toByteArray();
     }
 
     /**

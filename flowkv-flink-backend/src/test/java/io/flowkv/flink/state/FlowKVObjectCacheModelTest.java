@@ -2,10 +2,9 @@ package io.flowkv.flink.state;
 
 import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVOptions;
-import io.flowkv.flink.FlowKVStateBackend;
+import io.flowkv.flink.TestBackends;
 import io.flowkv.flink.storage.StoreSelector;
 
-import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -16,23 +15,15 @@ import org.apache.flink.api.common.typeutils.base.array.LongPrimitiveArraySerial
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.core.fs.CloseableRegistry;
-import org.apache.flink.core.fs.FileSystem;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
-import org.apache.flink.runtime.execution.Environment;
-import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SharedStateRegistry;
 import org.apache.flink.runtime.state.SharedStateRegistryImpl;
-import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
 import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.runtime.state.internal.InternalReducingState;
-import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.util.concurrent.FutureUtils;
 
 import org.junit.jupiter.api.AfterEach;
@@ -40,7 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -69,18 +59,12 @@ class FlowKVObjectCacheModelTest {
 
     @TempDir Path temp;
 
-    private final List<FlowKVKeyedStateBackend<Integer>> open = new ArrayList<>();
-    private final List<MockEnvironment> environments = new ArrayList<>();
+    private final TestBackends backends = new TestBackends();
     private final SharedStateRegistry registry = new SharedStateRegistryImpl();
 
     @AfterEach
     void closeBackends() throws Exception {
-        for (FlowKVKeyedStateBackend<Integer> backend : open) {
-            backend.dispose();
-        }
-        for (MockEnvironment env : environments) {
-            env.close();
-        }
+        backends.close();
     }
 
     /** A sum whose accumulator is changed in place, as many aggregate functions do. */
@@ -303,54 +287,27 @@ class FlowKVObjectCacheModelTest {
         return Long.parseLong(count);
     }
 
-    @SuppressWarnings("unchecked")
     private FlowKVKeyedStateBackend<Integer> backend(
             long cacheBytes, boolean incremental, List<KeyedStateHandle> handles) throws Exception {
-        MockEnvironment env = MockEnvironment.builder().build();
-        environments.add(env);
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
         config.set(FlowKVOptions.OBJECT_CACHE_SIZE, new MemorySize(cacheBytes));
-        FlowKVStateBackend stateBackend =
-                new FlowKVStateBackend().configure(config, getClass().getClassLoader());
-        FlowKVKeyedStateBackend<Integer> backend =
-                (FlowKVKeyedStateBackend<Integer>)
-                        stateBackend.createKeyedStateBackend(
-                                new KeyedStateBackendParametersImpl<>(
-                                        (Environment) env,
-                                        new JobID(),
-                                        "object-cache-model",
-                                        IntSerializer.INSTANCE,
-                                        KEY_GROUPS,
-                                        KeyGroupRange.of(0, KEY_GROUPS - 1),
-                                        env.getTaskKvStateRegistry(),
-                                        TtlTimeProvider.DEFAULT,
-                                        new UnregisteredMetricsGroup(),
-                                        handles,
-                                        new CloseableRegistry()));
-        open.add(backend);
-        return backend;
+        return backends.create(
+                "object-cache-model",
+                KEY_GROUPS,
+                KeyGroupRange.of(0, KEY_GROUPS - 1),
+                handles,
+                config);
     }
 
     private KeyedStateHandle snapshot(FlowKVKeyedStateBackend<Integer> backend, long id)
             throws Exception {
-        org.apache.flink.core.fs.Path checkpoints =
-                new org.apache.flink.core.fs.Path(
-                        Files.createDirectories(temp.resolve("chk-" + id)).toUri());
-        org.apache.flink.core.fs.Path shared =
-                new org.apache.flink.core.fs.Path(
-                        Files.createDirectories(temp.resolve("shared")).toUri());
         KeyedStateHandle handle =
                 FutureUtils.runIfNotDoneAndGet(
                                 backend.snapshot(
                                         id,
                                         id,
-                                        new FsCheckpointStreamFactory(
-                                                FileSystem.getLocalFileSystem(),
-                                                checkpoints,
-                                                shared,
-                                                0,
-                                                4096),
+                                        TestBackends.streamFactory(temp.resolve("chk-" + id)),
                                         CheckpointOptions.forCheckpointWithDefaultLocation()))
                         .getJobManagerOwnedSnapshot();
         if (handle instanceof IncrementalRemoteKeyedStateHandle incremental) {
