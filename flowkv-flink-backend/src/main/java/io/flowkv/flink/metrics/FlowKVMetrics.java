@@ -3,6 +3,7 @@ package io.flowkv.flink.metrics;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.flink.config.MetricsGroup;
+import io.flowkv.flink.state.AbstractFlowKVState;
 import io.flowkv.flink.storage.RegisteredState;
 import io.flowkv.flink.storage.StateStorage;
 
@@ -132,6 +133,11 @@ public final class FlowKVMetrics {
             gauge(group, "index-page-writes", () -> sum(state, StoreStats::indexPageWrites));
             gauge(group, "index-scans", () -> sum(state, StoreStats::indexScans));
             gauge(group, "chain-reads", () -> sum(state, StoreStats::chainReads));
+            gauge(group, "object-cache-hits", () -> cache(state).hits());
+            gauge(group, "object-cache-misses", () -> cache(state).misses());
+            gauge(group, "object-cache-evictions", () -> cache(state).evictions());
+            gauge(group, "object-cache-writes", () -> cache(state).writes());
+            gauge(group, "object-cache-entries", () -> cache(state).entries());
         }
     }
 
@@ -179,5 +185,12 @@ public final class FlowKVMetrics {
 
     private static void gauge(MetricGroup group, String name, Gauge<Long> gauge) {
         group.gauge(name, gauge);
+    }
+
+    /** The counters of the state's object cache (all 0 without one, or before the state exists). */
+    private static AbstractFlowKVState.CacheCounters cache(RegisteredState state) {
+        return state.state() instanceof AbstractFlowKVState
+                ? ((AbstractFlowKVState<?, ?, ?>) state.state()).cacheCounters()
+                : AbstractFlowKVState.CacheCounters.NONE;
     }
 }

@@ -204,6 +204,20 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
         return cache == null ? null : cache.stats();
     }
 
+    /**
+     * What this state's object cache counted: accesses it served and missed, entries it evicted,
+     * values it wrote to the store (evictions and write-backs), and the entries it holds now.
+     */
+    public record CacheCounters(long hits, long misses, long evictions, long writes, long entries) {
+        public static final CacheCounters NONE = new CacheCounters(0, 0, 0, 0, 0);
+    }
+
+    /** The counters of this state's object cache; {@link CacheCounters#NONE} without one. */
+    public CacheCounters cacheCounters() {
+        ObjectCache<K, N, ?> cache = objectCache();
+        return cache == null ? CacheCounters.NONE : cache.counters();
+    }
+
     /** The values this state keeps as live objects ({@link ObjectCache}), or null: none. */
     protected ObjectCache<K, N, ?> objectCache() {
         return null;

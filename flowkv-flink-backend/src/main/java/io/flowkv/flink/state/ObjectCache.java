@@ -179,6 +179,9 @@ final class ObjectCache<K, N, V> {
         entry.value = value;
         entry.dirty = dirty;
         entry.stored = stored;
+        // A new entry starts flagged: were all others flagged, it would otherwise be the first
+        // unflagged one the sweep meets, and leave before its second use.
+        entry.referenced = true;
         entries.put(entry, entry);
         while (entries.size() > capacity) {
             evictOne();
@@ -244,6 +247,12 @@ final class ObjectCache<K, N, V> {
     /** How many entries fit at the average entry size measured so far. */
     int capacity() {
         return capacity;
+    }
+
+    /** The counters, for metrics. */
+    AbstractFlowKVState.CacheCounters counters() {
+        return new AbstractFlowKVState.CacheCounters(
+                hits, misses, evictions, writes, entries.size());
     }
 
     /** Hits, misses, evictions and values written to the store, for the log. */

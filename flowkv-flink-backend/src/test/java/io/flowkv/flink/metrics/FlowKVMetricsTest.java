@@ -4,6 +4,7 @@ import io.flowkv.core.StoreStats;
 import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.TestBackends;
+import io.flowkv.flink.state.AbstractFlowKVState;
 import io.flowkv.flink.storage.RegisteredState;
 import io.flowkv.flink.storage.StateStorage;
 import io.flowkv.flink.storage.StorePattern;
@@ -12,11 +13,14 @@ import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ReducingState;
+import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
 import org.apache.flink.metrics.MetricGroup;
@@ -272,6 +276,49 @@ class FlowKVMetricsTest {
         }
         assertThat(metrics.value("flowkv.unaligned.estimated-entries"))
                 .isEqualTo((long) keys - keys / 2);
+    }
+
+    @Test
+    void shouldReportTheObjectCachesCounters() throws Exception {
+        Capture metrics = new Capture();
+        Configuration config = new Configuration();
+        config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        config.set(FlowKVOptions.OBJECT_CACHE_SIZE, MemorySize.parse("2kb"));
+        FlowKVKeyedStateBackend<Integer> backend =
+                backends.create("metrics_cache_op", KEY_GROUPS, ALL, List.of(), config, metrics);
+        ReducingState<Long> sums =
+                backend.getPartitionedState(
+                        VoidNamespace.INSTANCE,
+                        VoidNamespaceSerializer.INSTANCE,
+                        new ReducingStateDescriptor<>("sums", Long::sum, LongSerializer.INSTANCE));
+        ValueState<Long> seen = valueState(backend);
+        for (int round = 0; round < 3; round++) {
+            for (int key = 0; key < 100; key++) {
+                backend.setCurrentKey(key);
+                sums.add(1L);
+                sums.add(1L); // a hit
+                seen.update((long) key);
+            }
+        }
+        checkpoint(backend, 1); // writes the changed values back
+
+        AbstractFlowKVState.CacheCounters counters =
+                ((AbstractFlowKVState<?, ?, ?>) backend.registeredStates().get("sums").state())
+                        .cacheCounters();
+        assertThat(counters.hits()).isGreaterThanOrEqualTo(300);
+        assertThat(counters.misses()).isGreaterThanOrEqualTo(100);
+        assertThat(counters.evictions()).as("100 keys in a 2 KiB cache").isPositive();
+        assertThat(counters.entries()).isPositive().isLessThan(100);
+        assertThat(counters.writes()).isGreaterThanOrEqualTo(counters.entries());
+        assertThat(metrics.value("flowkv.sums.object-cache-hits")).isEqualTo(counters.hits());
+        assertThat(metrics.value("flowkv.sums.object-cache-misses")).isEqualTo(counters.misses());
+        assertThat(metrics.value("flowkv.sums.object-cache-evictions"))
+                .isEqualTo(counters.evictions());
+        assertThat(metrics.value("flowkv.sums.object-cache-writes")).isEqualTo(counters.writes());
+        assertThat(metrics.value("flowkv.sums.object-cache-entries")).isEqualTo(counters.entries());
+        assertThat(metrics.value("flowkv.seen.object-cache-hits"))
+                .as("a value state has no cache")
+                .isEqualTo(0L);
     }
 
     @Test

@@ -19,20 +19,43 @@ class ObjectCacheTest {
                     e -> written.add(e.key + "@" + e.namespace + "=" + e.value));
 
     @Test
-    void shouldEvictTheLeastRecentlyUsedAndWriteOnlyChangedEntries() throws Exception {
+    void shouldGiveUsedEntriesASecondChanceAndWriteOnlyChangedOnes() throws Exception {
         cache.add("a", 0, 1, 10L, true, false);
         cache.add("b", 0, 1, 20L, false, true);
         cache.add("c", 0, 1, 30L, true, false);
-        assertThat(cache.get("a", 1).value).isEqualTo(10L); // a is now the most recent
+        // New entries start flagged: one sweep clears every flag, then the oldest, a, leaves.
+        cache.add("d", 0, 1, 40L, true, false);
+        assertThat(written).containsExactly("a@1=10");
 
-        cache.add("d", 0, 1, 40L, true, false); // evicts b: clean, not written
-        assertThat(written).isEmpty();
+        assertThat(cache.get("b", 1).value).isEqualTo(20L); // flagged again
+        cache.add("e", 0, 1, 50L, true, false); // b is passed over, c leaves
+        assertThat(written).containsExactly("a@1=10", "c@1=30");
+        assertThat(cache.get("c", 1)).isNull();
+        assertThat(cache.get("b", 1)).as("used, so kept").isNotNull();
+
+        cache.add("f", 0, 1, 60L, true, false); // d, never used since the sweep, leaves
+        assertThat(written).containsExactly("a@1=10", "c@1=30", "d@1=40");
+        cache.add("g", 0, 1, 70L, true, false); // all flagged: a sweep, then e leaves
+        cache.add("h", 0, 1, 80L, true, false); // b leaves: unchanged, so not written
         assertThat(cache.get("b", 1)).isNull();
-
-        cache.add("e", 0, 1, 50L, true, false); // evicts c: changed, written
-        assertThat(written).containsExactly("c@1=30");
+        assertThat(written).containsExactly("a@1=10", "c@1=30", "d@1=40", "e@1=50");
         assertThat(cache.size()).isEqualTo(3);
-        assertThat(cache.stats()).contains("evictions=2", "writes=1", "hits=1", "misses=1");
+        assertThat(cache.stats()).contains("evictions=5", "writes=4");
+    }
+
+    @Test
+    void shouldKeepANewEntryForItsNextUseWhenEveryOtherIsInUse() throws Exception {
+        cache.add("a", 0, 1, 10L, true, false);
+        cache.add("b", 0, 1, 20L, true, false);
+        cache.add("c", 0, 1, 30L, true, false);
+        for (int i = 0; i < 10; i++) {
+            String key = "n" + i;
+            cache.get("a", 1);
+            cache.get("b", 1);
+            cache.get("c", 1);
+            cache.add(key, 0, 1, (long) i, true, false);
+            assertThat(cache.get(key, 1)).as("%s right after it came in", key).isNotNull();
+        }
     }
 
     @Test
