@@ -131,6 +131,14 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
 
     @Override
     public void clear() {
+        ObjectCache<K, N, ?> cache = objectCache();
+        if (cache != null) {
+            ObjectCache.Entry<K, N, ?> entry =
+                    cache.remove(backend.getCurrentKey(), currentNamespace());
+            if (entry != null && !entry.stored) {
+                return; // never written, nothing to remove from the store
+            }
+        }
         try {
             storage.remove(keyGroup(), keyBytes(), namespaceBytes());
         } catch (IOException e) {
@@ -216,6 +224,22 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
     public CacheCounters cacheCounters() {
         ObjectCache<K, N, ?> cache = objectCache();
         return cache == null ? CacheCounters.NONE : cache.counters();
+    }
+
+    /**
+     * Adds {@code value} at (current key, {@code namespace}) to {@code cache}, with copies of the
+     * key and namespace that later changes to the caller's objects do not reach.
+     */
+    protected <T> void cacheAtCurrentKey(
+            ObjectCache<K, N, T> cache, N namespace, T value, boolean dirty, boolean stored)
+            throws IOException {
+        cache.add(
+                keyBytes.copyKey(backend.getCurrentKey()),
+                keyGroup(),
+                keyBytes.copyNamespace(namespace),
+                value,
+                dirty,
+                stored);
     }
 
     /** The values this state keeps as live objects ({@link ObjectCache}), or null: none. */

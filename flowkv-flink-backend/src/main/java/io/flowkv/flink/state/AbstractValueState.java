@@ -105,22 +105,10 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
             if (bytes == null) {
                 sample(next);
             }
-            cacheNew(currentNamespace(), next, true, bytes != null);
+            cacheAtCurrentKey(cache, currentNamespace(), next, true, bytes != null);
         } else {
             values.put(keyGroup, key, namespace, serialize(next));
         }
-    }
-
-    @Override
-    public void clear() {
-        if (cache != null) {
-            ObjectCache.Entry<K, N, V> entry =
-                    cache.remove(backend.getCurrentKey(), currentNamespace());
-            if (entry != null && !entry.stored) {
-                return; // never written, nothing to remove from the store
-            }
-        }
-        super.clear();
     }
 
     /** Combines two values of a merging state (reduce, or an aggregate's merge). */
@@ -188,7 +176,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         V value = deserialize(bytes);
         if (cache != null && !take) {
             cache.measured(key.length + namespaceBytes.length + bytes.length);
-            cacheNew(namespace, value, false, true);
+            cacheAtCurrentKey(cache, namespace, value, false, true);
         }
         return value;
     }
@@ -205,18 +193,8 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
             entry.dirty = true;
         } else {
             // Whether the store holds a value is not known without a read: assume it may.
-            cacheNew(namespace, value, true, true);
+            cacheAtCurrentKey(cache, namespace, value, true, true);
         }
-    }
-
-    private void cacheNew(N namespace, V value, boolean dirty, boolean stored) throws IOException {
-        cache.add(
-                keyBytes.copyKey(backend.getCurrentKey()),
-                keyGroup(),
-                keyBytes.copyNamespace(namespace),
-                value,
-                dirty,
-                stored);
     }
 
     /**

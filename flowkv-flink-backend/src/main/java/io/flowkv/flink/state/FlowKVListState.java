@@ -127,7 +127,12 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         List<V> stored = read();
         if (stored != null) {
             cachedLists.measured(sizeOf(stored));
-            cacheNew(Collections.unmodifiableList(stored), false);
+            cacheAtCurrentKey(
+                    cachedLists,
+                    currentNamespace(),
+                    Collections.unmodifiableList(stored),
+                    false,
+                    true);
         }
         return stored == null ? null : Collections.unmodifiableList(stored);
     }
@@ -186,7 +191,13 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
                 entry.value = Collections.unmodifiableList(copy);
                 entry.dirty = true;
             } else {
-                cacheNew(Collections.unmodifiableList(copy), true);
+                // Whether the store holds a list here is not known without a read: assume it may.
+                cacheAtCurrentKey(
+                        cachedLists,
+                        currentNamespace(),
+                        Collections.unmodifiableList(copy),
+                        true,
+                        true);
             }
             if (windowContents != null) {
                 windowContents.onMergingWindowSetUpdate(values);
@@ -246,18 +257,6 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         }
     }
 
-    @Override
-    public void clear() {
-        if (cachedLists != null) {
-            ObjectCache.Entry<K, N, List<V>> entry =
-                    cachedLists.remove(backend.getCurrentKey(), currentNamespace());
-            if (entry != null && !entry.stored) {
-                return; // never written, nothing to remove from the store
-            }
-        }
-        super.clear();
-    }
-
     /**
      * Moves the cached list at (current key, {@code namespace}), if any, back to the store, for an
      * operation that works on the stored elements.
@@ -271,17 +270,6 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         if (entry != null && entry.dirty) {
             writeList(entry);
         }
-    }
-
-    private void cacheNew(List<V> list, boolean dirty) throws IOException {
-        // Whether the store holds a list here is not known without a read: assume it may.
-        cachedLists.add(
-                keyBytes.copyKey(backend.getCurrentKey()),
-                keyGroup(),
-                keyBytes.copyNamespace(currentNamespace()),
-                list,
-                dirty,
-                true);
     }
 
     /** The serialized size of the current key, namespace and {@code list}'s elements. */
