@@ -12,6 +12,7 @@ import io.flowkv.flink.state.FlowKVListState;
 import io.flowkv.flink.state.FlowKVMapState;
 import io.flowkv.flink.state.FlowKVReducingState;
 import io.flowkv.flink.state.FlowKVValueState;
+import io.flowkv.flink.state.ObjectCacheBudget;
 import io.flowkv.flink.state.StateKeyContext;
 import io.flowkv.flink.state.WindowStates;
 import io.flowkv.flink.storage.ByteArray;
@@ -114,7 +115,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
     private final UUID backendIdentifier = UUID.randomUUID();
-    private final long objectCacheBytesPerState;
+    private final ObjectCacheBudget objectCacheBudget;
     private long keyVersion;
     private boolean disposed;
 
@@ -155,8 +156,10 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         this.binder = binder;
         this.preFlushes =
                 new PreFlushSchedule(binder.factory().settings().preFlushesPerCheckpoint());
-        this.objectCacheBytesPerState =
+        long objectCacheBytes =
                 binder.factory().settings().objectCacheBytes(Runtime.getRuntime().maxMemory());
+        this.objectCacheBudget =
+                objectCacheBytes > 0 ? ObjectCacheBudget.shared(objectCacheBytes) : null;
         binder.afterMoveToAur(this::offerPendingWindowTimers);
         this.keyGroupPrefixBytes =
                 CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
@@ -268,8 +271,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     }
 
     @Override
-    public long objectCacheBytesPerState() {
-        return objectCacheBytesPerState;
+    public ObjectCacheBudget objectCacheBudget() {
+        return objectCacheBudget;
     }
 
     /**
@@ -857,6 +860,10 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                         operatorIdentifier,
                         registered.name(),
                         ((AbstractFlowKVState<?, ?, ?>) registered.state()).cacheStats());
+            }
+            if (registered.state() instanceof AbstractFlowKVState) {
+                // Returns the cache's share of the TaskManager's object cache budget.
+                ((AbstractFlowKVState<?, ?, ?>) registered.state()).dropCached();
             }
             if (registered.storage() != null) {
                 if (LOG.isInfoEnabled() && !registered.storage().stats().isEmpty()) {

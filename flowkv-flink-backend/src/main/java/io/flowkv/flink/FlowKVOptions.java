@@ -309,17 +309,23 @@ public final class FlowKVOptions {
                     .memoryType()
                     .noDefaultValue()
                     .withDescription(
-                            "Heap each reducing or aggregating state (window aggregates, reduce) "
-                                    + "and each session operator's merging window set may use "
-                                    + "per subtask to keep values as live objects, so that a hot "
-                                    + "key and window is updated without reading, deserializing, "
-                                    + "serializing and writing its value. An entry is taken to "
-                                    + "cost 96 bytes plus twice the serialized size of its key, "
-                                    + "namespace and value, measured on a sample of accesses, so "
-                                    + "large accumulators get few entries. At the bound, a value "
-                                    + "not used lately (second chance) goes to the store; every "
-                                    + "changed value goes there at each checkpoint and savepoint. "
-                                    + "0 turns the cache off. When not set: a sixteenth of the "
+                            "Heap that the value, reducing and aggregating states (window "
+                                    + "aggregates, reduce, SQL accumulators) and session "
+                                    + "operators' merging window sets of all subtasks in a "
+                                    + "TaskManager share to keep values as live objects, so that "
+                                    + "a hot key and window is updated without reading, "
+                                    + "deserializing, serializing and writing its value. A state "
+                                    + "may use what the others leave free and always gets an "
+                                    + "equal share among the states holding values. An entry is "
+                                    + "taken to cost 96 bytes plus twice the serialized size of "
+                                    + "its key, namespace and value, measured on a sample of "
+                                    + "accesses, so large accumulators get few entries. At the "
+                                    + "bound, a value not used lately (second chance) goes to the "
+                                    + "store; every changed value goes there at each checkpoint "
+                                    + "and savepoint. With the cache, a value state behaves as "
+                                    + "on Flink's heap backend: the object value() returns is the "
+                                    + "state. 0 turns the cache off. When not set: a sixteenth of "
+                                    + "the "
                                     + "JVM's maximum heap. Allowed: at least 0.");
 
     /** Fails with the key, the value and the allowed range of the first bad option. */

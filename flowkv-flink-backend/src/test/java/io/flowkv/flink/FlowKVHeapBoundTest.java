@@ -202,6 +202,9 @@ class FlowKVHeapBoundTest {
         // A small cache, so that most of the index (and of the AUR window table) lives in page
         // files.
         config.set(FlowKVOptions.INDEX_CACHE_SIZE, MemorySize.parse("1mb"));
+        // The object cache is on the heap by design, bounded: full before the first measurement,
+        // it must not grow after it either.
+        config.set(FlowKVOptions.OBJECT_CACHE_SIZE, MemorySize.parse("4mb"));
         try (TestBackends backends = new TestBackends()) {
             test.run(
                     backends.create(

@@ -177,7 +177,10 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
                         serializedKeyAndNamespace, safeKeySerializer, safeNamespaceSerializer);
         ObjectCache<K, N, ?> cache = objectCache();
         if (cache != null) {
-            ObjectCache.Entry<K, N, ?> entry = cache.peek(keyAndNamespace.f0, keyAndNamespace.f1);
+            // Queryable state asks from its own threads: the lookup must not share the task's
+            // probe.
+            ObjectCache.Entry<K, N, ?> entry =
+                    cache.peekFromAnyThread(keyAndNamespace.f0, keyAndNamespace.f1);
             if (entry != null) {
                 return serializedCachedValue(entry.value, safeValueSerializer);
             }
@@ -203,6 +206,17 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
         ObjectCache<K, N, ?> cache = objectCache();
         if (cache != null) {
             cache.writeBack();
+        }
+    }
+
+    /**
+     * Drops every cached value without writing it (the backend is disposed), returning the cache's
+     * share of the {@link ObjectCacheBudget}.
+     */
+    public void dropCached() {
+        ObjectCache<K, N, ?> cache = objectCache();
+        if (cache != null) {
+            cache.clear();
         }
     }
 

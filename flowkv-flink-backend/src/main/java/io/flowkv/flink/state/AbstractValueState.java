@@ -13,11 +13,13 @@ import java.util.Collection;
  * A state that keeps one serialized value per (key, namespace) in a {@link ValueStateStorage}:
  * value, reducing and aggregating state.
  *
- * <p>A reducing or aggregating state may keep its hottest values as live objects in an {@link
- * ObjectCache} ({@link StateKeyContext#objectCacheBytesPerState}): the state alone reads and
- * changes them (through {@code add}, {@code get} and merges), so keeping the object instead of its
- * bytes is invisible to the job. A value state does not: {@code value()} hands the object to user
- * code, which may change it without calling {@code update}.
+ * <p>Each keeps its hottest values as live objects in an {@link ObjectCache} ({@link
+ * StateKeyContext#objectCacheBudget}). A reducing or aggregating state alone reads and changes them
+ * (through {@code add}, {@code get} and merges), so keeping the object instead of its bytes is
+ * invisible to the job. A value state hands the object to user code ({@code value()}), which may
+ * change it without calling {@code update}: then it behaves as on Flink's heap backend, where the
+ * object handed out is the state. A value of a mutable type that was handed out counts as changed,
+ * so the cache writes it back (at eviction or snapshot) with whatever the job did to it.
  */
 @Internal
 public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K, N, V> {
@@ -26,16 +28,28 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
     /** Live values of this state, or null: every access goes to the store. */
     private final ObjectCache<K, N, V> cache;
 
+    /** {@link #getValue} hands the object to user code (value state). */
+    private final boolean handsOutValues;
+
     AbstractValueState(
             StateKeyContext<K> backend,
             ValueStateStorage values,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<V> valueSerializer,
-            boolean cacheable) {
+            boolean handsOutValues) {
         super(backend, values, namespaceSerializer, valueSerializer);
         this.values = values;
-        long bytes = cacheable ? backend.objectCacheBytesPerState() : 0;
-        this.cache = bytes > 0 ? new ObjectCache<>(bytes, this::write) : null;
+        this.handsOutValues = handsOutValues;
+        ObjectCacheBudget budget = backend.objectCacheBudget();
+        this.cache = budget != null ? new ObjectCache<>(budget, this::write) : null;
+    }
+
+    /**
+     * Whether a value handed out may be changed by the job without {@code update}: then a cached
+     * one counts as changed from the moment it is handed out.
+     */
+    private boolean mayChangeWhenHandedOut() {
+        return handsOutValues && !valueSerializer.isImmutableType();
     }
 
     /**
@@ -50,9 +64,12 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         return values.get(keyGroup, key, namespace);
     }
 
-    /** The value at the current key and namespace, or null. */
+    /**
+     * The value at the current key and namespace, or null. A value state hands it out ({@code
+     * handsOutValues}); the others only read it.
+     */
     protected V getValue() throws IOException {
-        return read(currentNamespace(), namespaceBytes(), false);
+        return read(currentNamespace(), namespaceBytes(), false, mayChangeWhenHandedOut());
     }
 
     /** Stores the value at the current key and namespace; null clears it. */
@@ -130,14 +147,14 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
             if (source == null) {
                 continue;
             }
-            V value = read(source, namespaceBytes(source), true);
+            V value = read(source, namespaceBytes(source), true, false);
             if (value != null) {
                 merged = merged == null ? value : merger.merge(merged, value);
             }
         }
         if (merged != null) {
             byte[] targetNamespace = namespaceBytes(target);
-            V existing = read(target, targetNamespace, false);
+            V existing = read(target, targetNamespace, false, false);
             if (existing != null) {
                 merged = merger.merge(merged, existing);
             }
@@ -147,9 +164,11 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
 
     /**
      * The value at (current key, {@code namespace}) or null, from the cache or the store; {@code
-     * take}: and removes it. A value read from the store enters the cache (unless taken).
+     * take}: and removes it. A value read from the store enters the cache (unless taken), counted
+     * as changed if {@code mayChange} (the caller hands it to code that may change it).
      */
-    private V read(N namespace, byte[] namespaceBytes, boolean take) throws IOException {
+    private V read(N namespace, byte[] namespaceBytes, boolean take, boolean mayChange)
+            throws IOException {
         if (cache != null) {
             K key = backend.getCurrentKey();
             ObjectCache.Entry<K, N, V> entry =
@@ -157,6 +176,9 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
             if (entry != null) {
                 if (take && entry.stored) {
                     values.remove(keyGroup(), keyBytes(), namespaceBytes);
+                }
+                if (mayChange) {
+                    entry.dirty = true;
                 }
                 if (!take && namespace == currentNamespace()) {
                     sample(entry.value);
@@ -176,7 +198,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         V value = deserialize(bytes);
         if (cache != null && !take) {
             cache.measured(key.length + namespaceBytes.length + bytes.length);
-            cacheAtCurrentKey(cache, namespace, value, false, true);
+            cacheAtCurrentKey(cache, namespace, value, mayChange, true);
         }
         return value;
     }

@@ -24,7 +24,7 @@ public final class FlowKVAggregatingState<K, N, IN, ACC, OUT> extends AbstractVa
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<ACC> accumulatorSerializer,
             AggregateFunction<IN, ACC, OUT> aggregateFunction) {
-        super(backend, storage, namespaceSerializer, accumulatorSerializer, true);
+        super(backend, storage, namespaceSerializer, accumulatorSerializer, false);
         this.aggregateFunction = aggregateFunction;
     }
 

@@ -91,9 +91,9 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
      * reading. {@code get} then returns an unmodifiable list.
      */
     void cacheLists() {
-        long bytes = backend.objectCacheBytesPerState();
-        if (bytes > 0 && cachedLists == null) {
-            cachedLists = new ObjectCache<>(bytes, this::writeList);
+        ObjectCacheBudget budget = backend.objectCacheBudget();
+        if (budget != null && cachedLists == null) {
+            cachedLists = new ObjectCache<>(budget, this::writeList);
         }
     }
 

@@ -24,7 +24,7 @@ public final class FlowKVReducingState<K, N, V> extends AbstractValueState<K, N,
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<V> valueSerializer,
             ReduceFunction<V> reduceFunction) {
-        super(backend, storage, namespaceSerializer, valueSerializer, true);
+        super(backend, storage, namespaceSerializer, valueSerializer, false);
         this.reduceFunction = reduceFunction;
     }
 

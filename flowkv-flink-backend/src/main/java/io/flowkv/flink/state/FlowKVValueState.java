@@ -22,7 +22,7 @@ public final class FlowKVValueState<K, N, V> extends AbstractValueState<K, N, V>
             TypeSerializer<N> namespaceSerializer,
             TypeSerializer<V> valueSerializer,
             V defaultValue) {
-        super(backend, storage, namespaceSerializer, valueSerializer, false);
+        super(backend, storage, namespaceSerializer, valueSerializer, true);
         this.defaultValue = defaultValue;
     }
 

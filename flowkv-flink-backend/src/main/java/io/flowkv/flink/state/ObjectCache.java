@@ -12,7 +12,8 @@ import java.util.Objects;
  * that a hot (key, namespace) is updated as an object, not read, deserialized, serialized and
  * appended on every access.
  *
- * <p>Bounded in bytes: an entry is taken to cost {@value #ENTRY_OVERHEAD} bytes of bookkeeping plus
+ * <p>Bounded in bytes, by a budget it shares with the caches of other states ({@link
+ * ObjectCacheBudget}): an entry is taken to cost {@value #ENTRY_OVERHEAD} bytes of bookkeeping plus
  * twice the serialized size of its key, namespace and value (objects are larger than their bytes),
  * averaged over the sizes the owner measures ({@link #measured}) whenever it has the bytes anyway
  * (a read from the store, a write-back) and, on one access in {@value #SAMPLE_EVERY}, by
@@ -34,6 +35,19 @@ import java.util.Objects;
  */
 @Internal
 final class ObjectCache<K, N, V> {
+
+    /**
+     * The entry of (key, namespace), or null, for a thread other than the task's (queryable state):
+     * with a probe of its own. It reads the map while the task may change it, as queryable state
+     * reads Flink's heap backend: it may miss an entry the task moves at that moment.
+     */
+    Entry<K, N, V> peekFromAnyThread(K key, N namespace) {
+        Entry<K, N, V> own = new Entry<>();
+        own.key = key;
+        own.namespace = namespace;
+        own.hash = hash(key, namespace);
+        return entries.get(own);
+    }
 
     /** Writes one entry's value into the store. */
     @FunctionalInterface
@@ -84,14 +98,19 @@ final class ObjectCache<K, N, V> {
     /** Weight of a new measurement in the average entry size. */
     private static final double NEW_SAMPLE_WEIGHT = 0.05;
 
-    private final long maxBytes;
+    private final ObjectCacheBudget budget;
     private final WriteBack<K, N, V> writeBack;
 
     /** Estimated heap bytes of an entry: a guess until the first measurement. */
     private double entryBytes = ENTRY_OVERHEAD + 2 * 64;
 
+    /**
+     * What this cache charged to the budget: its estimated size, in steps of {@link #chargeStep}.
+     */
+    private long charged;
+
+    private final long chargeStep;
     private boolean measuredOnce;
-    private int capacity;
     private int accesses;
     private final LinkedHashMap<Entry<K, N, V>, Entry<K, N, V>> entries;
     private final Entry<K, N, V> probe = new Entry<>();
@@ -101,19 +120,33 @@ final class ObjectCache<K, N, V> {
     private long evictions;
     private long writes;
 
+    /** A cache with a budget of its own. */
     ObjectCache(long maxBytes, WriteBack<K, N, V> writeBack) {
-        if (maxBytes < 1) {
-            throw new IllegalArgumentException("maximum size " + maxBytes + " bytes < 1");
-        }
-        this.maxBytes = maxBytes;
-        this.writeBack = writeBack;
-        this.capacity = capacityFor(entryBytes);
-        // Insertion order: the head is the next candidate to leave.
-        this.entries = new LinkedHashMap<>(Math.min(capacity, 1 << 16) * 4 / 3 + 1, 0.75f, false);
+        this(new ObjectCacheBudget(maxBytes), writeBack);
     }
 
-    private int capacityFor(double bytesPerEntry) {
-        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, maxBytes / bytesPerEntry));
+    /** A cache that shares {@code budget} with others (see {@link ObjectCacheBudget}). */
+    ObjectCache(ObjectCacheBudget budget, WriteBack<K, N, V> writeBack) {
+        this.budget = budget;
+        this.writeBack = writeBack;
+        // Charging every entry would make the shared counter a point of contention between tasks.
+        this.chargeStep = Math.max(1, Math.min(64 << 10, budget.totalBytes() / 64));
+        // Insertion order: the head is the next candidate to leave.
+        this.entries = new LinkedHashMap<>(Math.min(capacity(), 1 << 16) * 4 / 3 + 1, 0.75f, false);
+    }
+
+    private int capacityFor(long bytes, double bytesPerEntry) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, bytes / bytesPerEntry));
+    }
+
+    /** Charges the budget with the cache's estimated size, when it moved by a step or more. */
+    private void account() {
+        long estimate = (long) (entries.size() * entryBytes);
+        long delta = estimate - charged;
+        if (delta >= chargeStep || -delta >= chargeStep || entries.isEmpty()) {
+            budget.charge(delta);
+            charged = estimate;
+        }
     }
 
     /**
@@ -132,7 +165,6 @@ final class ObjectCache<K, N, V> {
         double bytes = ENTRY_OVERHEAD + 2.0 * serializedBytes;
         entryBytes = measuredOnce ? entryBytes + NEW_SAMPLE_WEIGHT * (bytes - entryBytes) : bytes;
         measuredOnce = true;
-        capacity = capacityFor(entryBytes);
     }
 
     private static int hash(Object key, Object namespace) {
@@ -182,10 +214,15 @@ final class ObjectCache<K, N, V> {
         // A new entry starts flagged: were all others flagged, it would otherwise be the first
         // unflagged one the sweep meets, and leave before its second use.
         entry.referenced = true;
+        if (entries.isEmpty()) {
+            budget.joined();
+        }
         entries.put(entry, entry);
+        int capacity = capacity();
         while (entries.size() > capacity) {
             evictOne();
         }
+        account();
     }
 
     /**
@@ -216,6 +253,10 @@ final class ObjectCache<K, N, V> {
         Entry<K, N, V> entry = peek(key, namespace);
         if (entry != null) {
             entries.remove(entry);
+            if (entries.isEmpty()) {
+                budget.left();
+            }
+            account();
         }
         return entry;
     }
@@ -237,16 +278,23 @@ final class ObjectCache<K, N, V> {
 
     /** Drops every entry without writing it (after {@link #writeBack}, or when state is gone). */
     void clear() {
-        entries.clear();
+        if (!entries.isEmpty()) {
+            entries.clear();
+            budget.left();
+            account();
+        }
     }
 
     int size() {
         return entries.size();
     }
 
-    /** How many entries fit at the average entry size measured so far. */
+    /**
+     * How many entries fit: what the budget allows this cache ({@link ObjectCacheBudget#allowance})
+     * at the average entry size measured so far.
+     */
     int capacity() {
-        return capacity;
+        return capacityFor(budget.allowance(charged), entryBytes);
     }
 
     /** The counters, for metrics. */
@@ -257,12 +305,14 @@ final class ObjectCache<K, N, V> {
 
     /** Hits, misses, evictions and values written to the store, for the log. */
     String stats() {
-        return "max_bytes="
-                + maxBytes
+        return "budget_bytes="
+                + budget.totalBytes()
+                + " holders="
+                + budget.holders()
                 + " entry_bytes="
                 + Math.round(entryBytes)
                 + " capacity="
-                + capacity
+                + capacity()
                 + " entries="
                 + entries.size()
                 + " hits="

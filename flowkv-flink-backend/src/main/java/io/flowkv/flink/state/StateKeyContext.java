@@ -35,10 +35,10 @@ public interface StateKeyContext<K> {
     <N> KeyBytes<K, N> keyBytes(TypeSerializer<N> namespaceSerializer);
 
     /**
-     * Heap bytes each reducing or aggregating state (and a session operator's merging window set)
-     * may hold as live objects ({@link ObjectCache}); 0: none.
+     * The heap that the states keeping values as live objects ({@link ObjectCache}) share, or null:
+     * no state keeps any.
      */
-    default long objectCacheBytesPerState() {
-        return 0;
+    default ObjectCacheBudget objectCacheBudget() {
+        return null;
     }
 }

@@ -80,6 +80,8 @@ class FlowKVMetricsTest {
         Capture metrics = new Capture();
         Configuration config = new Configuration();
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        // Every access goes to the stores (a value state would otherwise stay in the object cache).
+        config.set(FlowKVOptions.OBJECT_CACHE_SIZE, MemorySize.ZERO);
         FlowKVKeyedStateBackend<Integer> backend =
                 backends.create("metrics_op", KEY_GROUPS, ALL, List.of(), config, metrics);
         ValueState<Long> seen = valueState(backend);

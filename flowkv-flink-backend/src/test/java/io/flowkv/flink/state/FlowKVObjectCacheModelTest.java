@@ -9,6 +9,7 @@ import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.array.LongPrimitiveArraySerializer;
@@ -21,9 +22,12 @@ import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SharedStateRegistry;
 import org.apache.flink.runtime.state.SharedStateRegistryImpl;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
 import org.apache.flink.runtime.state.internal.InternalListState;
 import org.apache.flink.runtime.state.internal.InternalReducingState;
+import org.apache.flink.runtime.state.internal.InternalValueState;
 import org.apache.flink.util.concurrent.FutureUtils;
 
 import org.junit.jupiter.api.AfterEach;
@@ -44,12 +48,14 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Reducing and aggregating state, with the object cache small enough that values keep moving
+ * Reducing, aggregating and value state, with the object cache small enough that values keep moving
  * between the cache and the store, against a model: random adds, reads, clears, namespace merges
  * (as session windows do), key iteration, and snapshots restored into a new backend (incremental
  * and full). The aggregate's accumulator is a {@code long[]} changed in place, so a cached object
- * that is shared where it must not be shows up as a wrong sum. Also run with the cache off. Prints
- * its seed; replay with {@code -Dflowkv.seed=N}; fixed under CI.
+ * that is shared where it must not be shows up as a wrong sum. The value state holds a {@code
+ * long[]} too, which the test changes after {@code value()}, with the cache on sometimes without
+ * {@code update}: as on Flink's heap backend, the change must stay. Also run with the cache off.
+ * Prints its seed; replay with {@code -Dflowkv.seed=N}; fixed under CI.
  */
 class FlowKVObjectCacheModelTest {
     private static final int KEY_GROUPS = 16;
@@ -98,6 +104,7 @@ class FlowKVObjectCacheModelTest {
     private static final class States {
         final InternalAggregatingState<Integer, Integer, Long, long[], Long> sums;
         final InternalReducingState<Integer, Integer, Long> reduced;
+        final InternalValueState<Integer, Integer, long[]> values;
 
         /** Named as a session operator's merging window set, whose lists are cached whole. */
         final InternalListState<Integer, Integer, Long> lists;
@@ -118,6 +125,12 @@ class FlowKVObjectCacheModelTest {
                                     IntSerializer.INSTANCE,
                                     new ReducingStateDescriptor<>(
                                             "reduced", Long::sum, LongSerializer.INSTANCE));
+            values =
+                    (InternalValueState<Integer, Integer, long[]>)
+                            backend.getOrCreateKeyedState(
+                                    IntSerializer.INSTANCE,
+                                    new ValueStateDescriptor<>(
+                                            "values", LongPrimitiveArraySerializer.INSTANCE));
             lists =
                     (InternalListState<Integer, Integer, Long>)
                             backend.getOrCreateKeyedState(
@@ -130,6 +143,7 @@ class FlowKVObjectCacheModelTest {
         void setNamespace(int namespace) {
             sums.setCurrentNamespace(namespace);
             reduced.setCurrentNamespace(namespace);
+            values.setCurrentNamespace(namespace);
             lists.setCurrentNamespace(namespace);
         }
     }
@@ -149,6 +163,7 @@ class FlowKVObjectCacheModelTest {
 
         Map<List<Integer>, Long> model = new HashMap<>(); // (key, namespace) -> sum
         Map<List<Integer>, List<Long>> listModel = new HashMap<>();
+        Map<List<Integer>, Long> valueModel = new HashMap<>(); // value state: never merged
         FlowKVKeyedStateBackend<Integer> backend =
                 backend(cacheBytes, random.nextBoolean(), List.of());
         States states = new States(backend);
@@ -167,6 +182,16 @@ class FlowKVObjectCacheModelTest {
                 states.sums.add(value);
                 states.reduced.add(value);
                 model.merge(cell, value, Long::sum);
+                long[] held = states.values.value();
+                if (held == null) {
+                    states.values.update(new long[] {value});
+                } else {
+                    held[0] += value;
+                    if (cacheBytes == 0 || random.nextBoolean()) {
+                        states.values.update(held);
+                    }
+                }
+                valueModel.merge(cell, value, Long::sum);
                 if (random.nextInt(4) == 0) {
                     states.lists.add(value); // on the stored elements: the cached list goes first
                     listModel.computeIfAbsent(cell, c -> new ArrayList<>()).add(value);
@@ -185,6 +210,9 @@ class FlowKVObjectCacheModelTest {
             } else if (dice < 750) {
                 assertThat(states.sums.get()).as(where + " sums").isEqualTo(model.get(cell));
                 assertThat(states.reduced.get()).as(where + " reduced").isEqualTo(model.get(cell));
+                assertThat(first(states.values.value()))
+                        .as(where + " value")
+                        .isEqualTo(valueModel.get(cell));
                 assertThat(sorted(states.lists.get()))
                         .as(where + " list")
                         .isEqualTo(sorted(listModel.get(cell)));
@@ -192,6 +220,8 @@ class FlowKVObjectCacheModelTest {
                 states.sums.clear();
                 states.reduced.clear();
                 states.lists.clear();
+                states.values.clear();
+                valueModel.remove(cell);
                 model.remove(cell);
                 listModel.remove(cell);
             } else if (dice < 950) {
@@ -231,6 +261,13 @@ class FlowKVObjectCacheModelTest {
                             .as(where + " keys of " + name)
                             .isEqualTo(expected);
                 }
+                assertThat(new HashSet<>(backend.getKeys("values", namespace).toList()))
+                        .as(where + " keys of values")
+                        .isEqualTo(
+                                valueModel.keySet().stream()
+                                        .filter(c -> c.get(1) == namespace)
+                                        .map(c -> c.get(0))
+                                        .collect(Collectors.toSet()));
             } else {
                 evicted |= evictions(states) > 0;
                 restores++;
@@ -245,6 +282,9 @@ class FlowKVObjectCacheModelTest {
                         String cellAt = at + " after restore " + restores + " at " + k + "/" + n;
                         assertThat(states.sums.get()).as(cellAt).isEqualTo(expected);
                         assertThat(states.reduced.get()).as(cellAt).isEqualTo(expected);
+                        assertThat(first(states.values.value()))
+                                .as(cellAt + " value")
+                                .isEqualTo(valueModel.get(List.of(k, n)));
                         assertThat(sorted(states.lists.get()))
                                 .as(cellAt + " list")
                                 .isEqualTo(sorted(listModel.get(List.of(k, n))));
@@ -257,6 +297,9 @@ class FlowKVObjectCacheModelTest {
             assertThat(((AbstractFlowKVState<?, ?, ?>) states.lists).cacheStats())
                     .as(at + ": the merging window set is cached")
                     .isNotNull();
+            assertThat(((AbstractFlowKVState<?, ?, ?>) states.values).cacheStats())
+                    .as(at + ": the value state is cached")
+                    .isNotNull();
         }
         assertThat(restores).as(at + " restores").isPositive();
         if (cacheBytes > 0) {
@@ -264,6 +307,73 @@ class FlowKVObjectCacheModelTest {
         } else {
             assertThat(((AbstractFlowKVState<?, ?, ?>) states.sums).cacheStats()).isNull();
         }
+    }
+
+    /**
+     * A value state hands its object to the job: one of a mutable type counts as changed from then
+     * on (the job may change it without {@code update}, as on the heap backend) and is written back
+     * again; one of an immutable type is not.
+     */
+    @org.junit.jupiter.api.Test
+    @SuppressWarnings("unchecked")
+    void shouldWriteBackAValueHandedOutOnlyIfItsTypeIsMutable() throws Exception {
+        FlowKVKeyedStateBackend<Integer> backend = backend(1 << 20, true, List.of());
+        InternalValueState<Integer, VoidNamespace, Long> longs =
+                (InternalValueState<Integer, VoidNamespace, Long>)
+                        backend.getOrCreateKeyedState(
+                                VoidNamespaceSerializer.INSTANCE,
+                                new ValueStateDescriptor<>("longs", LongSerializer.INSTANCE));
+        InternalValueState<Integer, VoidNamespace, long[]> arrays =
+                (InternalValueState<Integer, VoidNamespace, long[]>)
+                        backend.getOrCreateKeyedState(
+                                VoidNamespaceSerializer.INSTANCE,
+                                new ValueStateDescriptor<>(
+                                        "arrays", LongPrimitiveArraySerializer.INSTANCE));
+        longs.setCurrentNamespace(VoidNamespace.INSTANCE);
+        arrays.setCurrentNamespace(VoidNamespace.INSTANCE);
+        AbstractFlowKVState<?, ?, ?> cachedLongs = (AbstractFlowKVState<?, ?, ?>) longs;
+        AbstractFlowKVState<?, ?, ?> cachedArrays = (AbstractFlowKVState<?, ?, ?>) arrays;
+        for (int key = 0; key < 100; key++) {
+            backend.setCurrentKey(key);
+            longs.update((long) key);
+            arrays.update(new long[] {key});
+        }
+        cachedLongs.writeBackCached();
+        cachedArrays.writeBackCached();
+        assertThat(cachedLongs.cacheCounters().writes()).isEqualTo(100);
+        assertThat(cachedArrays.cacheCounters().writes()).isEqualTo(100);
+
+        for (int key = 0; key < 100; key++) {
+            backend.setCurrentKey(key);
+            assertThat(longs.value()).isEqualTo(key);
+            arrays.value()[0] += 1000; // no update: the heap backend keeps this, so does the cache
+        }
+        cachedLongs.writeBackCached();
+        cachedArrays.writeBackCached();
+        assertThat(cachedLongs.cacheCounters().writes()).as("immutable, only read").isEqualTo(100);
+        assertThat(cachedArrays.cacheCounters().writes()).as("handed out").isEqualTo(200);
+        assertThat(cachedArrays.cacheCounters().misses())
+                .as("only the first updates")
+                .isEqualTo(100);
+
+        KeyedStateHandle handle = snapshot(backend, 1);
+        FlowKVKeyedStateBackend<Integer> restored = backend(0, true, List.of(handle));
+        InternalValueState<Integer, VoidNamespace, long[]> restoredArrays =
+                (InternalValueState<Integer, VoidNamespace, long[]>)
+                        restored.getOrCreateKeyedState(
+                                VoidNamespaceSerializer.INSTANCE,
+                                new ValueStateDescriptor<>(
+                                        "arrays", LongPrimitiveArraySerializer.INSTANCE));
+        restoredArrays.setCurrentNamespace(VoidNamespace.INSTANCE);
+        for (int key = 0; key < 100; key++) {
+            restored.setCurrentKey(key);
+            assertThat(restoredArrays.value()).containsExactly(key + 1000L);
+        }
+    }
+
+    /** The one element of a value state's array, or null for none. */
+    private static Long first(long[] value) {
+        return value == null ? null : value[0];
     }
 
     /** The elements in order, or null for no list (a list state's merge does not keep order). */

@@ -111,6 +111,36 @@ class ObjectCacheTest {
     }
 
     @Test
+    void shouldShareABudgetGivingEachCacheWhatOthersLeaveAndAtLeastAnEqualShare() throws Exception {
+        long entry = ObjectCache.ENTRY_OVERHEAD + 2 * 64; // the size guessed before measurements
+        ObjectCacheBudget budget = new ObjectCacheBudget(6 * entry);
+        ObjectCache<String, Integer, Long> first = new ObjectCache<>(budget, e -> {});
+        ObjectCache<String, Integer, Long> second = new ObjectCache<>(budget, e -> {});
+        for (int i = 0; i < 6; i++) {
+            first.add("f" + i, 0, 1, (long) i, true, false);
+        }
+        assertThat(first.size()).as("alone, the whole budget").isEqualTo(6);
+        assertThat(budget.usedBytes()).isEqualTo(6 * entry);
+
+        for (int i = 0; i < 4; i++) {
+            second.add("s" + i, 0, 1, (long) i, true, false);
+        }
+        assertThat(budget.holders()).isEqualTo(2);
+        assertThat(second.size()).as("nothing left free: an equal share").isEqualTo(3);
+        assertThat(first.size()).as("shrinks on its next insertion only").isEqualTo(6);
+        first.add("f6", 0, 1, 6L, true, false);
+        assertThat(first.size()).as("down to its share").isEqualTo(3);
+        assertThat(budget.usedBytes()).isEqualTo(6 * entry);
+
+        second.clear();
+        assertThat(budget.holders()).isEqualTo(1);
+        assertThat(first.capacity()).as("what the other left").isEqualTo(6);
+        first.clear();
+        assertThat(budget.usedBytes()).isZero();
+        assertThat(budget.holders()).isZero();
+    }
+
+    @Test
     void shouldSampleTheFirstAccessAndThenOneInSampleEvery() {
         int due = 0;
         for (int i = 0; i < 3 * ObjectCache.SAMPLE_EVERY; i++) {
@@ -126,6 +156,6 @@ class ObjectCacheTest {
     void shouldRefuseANonPositiveSize() {
         assertThatThrownBy(() -> new ObjectCache<String, Integer, Long>(0, e -> {}))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("maximum size 0 bytes");
+                .hasMessageContaining("object cache budget 0 bytes");
     }
 }
