@@ -69,7 +69,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
      * handsOutValues}); the others only read it.
      */
     protected V getValue() throws IOException {
-        return read(currentNamespace(), namespaceBytes(), false, mayChangeWhenHandedOut());
+        return read(currentNamespace(), false, mayChangeWhenHandedOut());
     }
 
     /** Stores the value at the current key and namespace; null clears it. */
@@ -77,7 +77,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         if (value == null) {
             clear();
         } else {
-            write(currentNamespace(), namespaceBytes(), value);
+            write(currentNamespace(), value);
         }
     }
 
@@ -147,35 +147,34 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
             if (source == null) {
                 continue;
             }
-            V value = read(source, namespaceBytes(source), true, false);
+            V value = read(source, true, false);
             if (value != null) {
                 merged = merged == null ? value : merger.merge(merged, value);
             }
         }
         if (merged != null) {
-            byte[] targetNamespace = namespaceBytes(target);
-            V existing = read(target, targetNamespace, false, false);
+            V existing = read(target, false, false);
             if (existing != null) {
                 merged = merger.merge(merged, existing);
             }
-            write(target, targetNamespace, merged);
+            write(target, merged);
         }
     }
 
     /**
      * The value at (current key, {@code namespace}) or null, from the cache or the store; {@code
      * take}: and removes it. A value read from the store enters the cache (unless taken), counted
-     * as changed if {@code mayChange} (the caller hands it to code that may change it).
+     * as changed if {@code mayChange} (the caller hands it to code that may change it). The
+     * namespace is serialized only when the store is touched.
      */
-    private V read(N namespace, byte[] namespaceBytes, boolean take, boolean mayChange)
-            throws IOException {
+    private V read(N namespace, boolean take, boolean mayChange) throws IOException {
         if (cache != null) {
             K key = backend.getCurrentKey();
             ObjectCache.Entry<K, N, V> entry =
                     take ? cache.remove(key, namespace) : cache.get(key, namespace);
             if (entry != null) {
                 if (take && entry.stored) {
-                    values.remove(keyGroup(), keyBytes(), namespaceBytes);
+                    values.remove(keyGroup(), keyBytes(), bytesOf(namespace));
                 }
                 if (mayChange) {
                     entry.dirty = true;
@@ -188,6 +187,7 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
         }
         int keyGroup = keyGroup();
         byte[] key = keyBytes();
+        byte[] namespaceBytes = bytesOf(namespace);
         byte[] bytes = values.get(keyGroup, key, namespaceBytes);
         if (bytes == null) {
             return null;
@@ -204,9 +204,9 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
     }
 
     /** Sets the value at (current key, {@code namespace}), in the cache if there is one. */
-    private void write(N namespace, byte[] namespaceBytes, V value) throws IOException {
+    private void write(N namespace, V value) throws IOException {
         if (cache == null) {
-            values.put(keyGroup(), keyBytes(), namespaceBytes, serialize(value));
+            values.put(keyGroup(), keyBytes(), bytesOf(namespace), serialize(value));
             return;
         }
         ObjectCache.Entry<K, N, V> entry = cache.get(backend.getCurrentKey(), namespace);
@@ -217,6 +217,11 @@ public abstract class AbstractValueState<K, N, V> extends AbstractFlowKVState<K,
             // Whether the store holds a value is not known without a read: assume it may.
             cacheAtCurrentKey(cache, namespace, value, true, true);
         }
+    }
+
+    /** The store bytes of {@code namespace}: those of the current one are kept until it changes. */
+    private byte[] bytesOf(N namespace) throws IOException {
+        return namespace == currentNamespace() ? namespaceBytes() : namespaceBytes(namespace);
     }
 
     /**
