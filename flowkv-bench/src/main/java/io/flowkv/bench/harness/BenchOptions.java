@@ -85,7 +85,8 @@ record BenchOptions(
                     "                          flowkv-nopreflush (no flushes ahead of"
                             + " checkpoints: pre-flushes-per-checkpoint 0),",
                     "                          flowkv-nocache (no object cache:"
-                            + " object-cache.size 0)",
+                            + " object-cache.size 0),",
+                    "                          flowkv-bigcache (object-cache.size 200m)",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",
