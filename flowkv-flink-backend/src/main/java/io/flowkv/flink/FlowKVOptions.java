@@ -325,8 +325,7 @@ public final class FlowKVOptions {
                                     + "and savepoint. With the cache, a value state behaves as "
                                     + "on Flink's heap backend: the object value() returns is the "
                                     + "state. 0 turns the cache off. When not set: a sixteenth of "
-                                    + "the "
-                                    + "JVM's maximum heap. Allowed: at least 0.");
+                                    + "the JVM's maximum heap. Allowed: at least 0.");
 
     /** Fails with the key, the value and the allowed range of the first bad option. */
     public static void validate(ReadableConfig config) {

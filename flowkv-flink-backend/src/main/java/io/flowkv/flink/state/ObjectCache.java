@@ -36,19 +36,6 @@ import java.util.Objects;
 @Internal
 final class ObjectCache<K, N, V> {
 
-    /**
-     * The entry of (key, namespace), or null, for a thread other than the task's (queryable state):
-     * with a probe of its own. It reads the map while the task may change it, as queryable state
-     * reads Flink's heap backend: it may miss an entry the task moves at that moment.
-     */
-    Entry<K, N, V> peekFromAnyThread(K key, N namespace) {
-        Entry<K, N, V> own = new Entry<>();
-        own.key = key;
-        own.namespace = namespace;
-        own.hash = hash(key, namespace);
-        return entries.get(own);
-    }
-
     /** Writes one entry's value into the store. */
     @FunctionalInterface
     interface WriteBack<K, N, V> {
@@ -185,15 +172,29 @@ final class ObjectCache<K, N, V> {
 
     /** The entry of (key, namespace), or null; counts nothing and flags nothing. */
     Entry<K, N, V> peek(K key, N namespace) {
-        probe.key = key;
-        probe.namespace = namespace;
-        probe.hash = hash(key, namespace);
         try {
-            return entries.get(probe);
+            return find(probe, key, namespace);
         } finally {
             probe.key = null;
             probe.namespace = null;
         }
+    }
+
+    /**
+     * The entry of (key, namespace), or null, for a thread other than the task's (queryable state):
+     * with a probe of its own. It reads the map while the task may change it, as queryable state
+     * reads Flink's heap backend: it may miss an entry the task moves at that moment.
+     */
+    Entry<K, N, V> peekFromAnyThread(K key, N namespace) {
+        return find(new Entry<>(), key, namespace);
+    }
+
+    /** Looks up (key, namespace) with {@code with} as the probe. */
+    private Entry<K, N, V> find(Entry<K, N, V> with, K key, N namespace) {
+        with.key = key;
+        with.namespace = namespace;
+        with.hash = hash(key, namespace);
+        return entries.get(with);
     }
 
     /**
