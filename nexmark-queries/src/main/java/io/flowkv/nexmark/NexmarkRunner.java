@@ -7,6 +7,7 @@ import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -44,7 +45,11 @@ public final class NexmarkRunner {
                     + "  [--pace-to-event-time: event time = wall-clock time from 2 s after the job"
                     + " starts; --max-rate is then ignored]\n"
                     + "  [--latency-out PREFIX: write '<sink ms> <window end ms>' per output record"
-                    + " to PREFIX.<subtask>]";
+                    + " to PREFIX.<subtask>]\n"
+                    + "  [--fail-after N: embedded, with --checkpoint-interval: fail the job once,"
+                    + " at the first\n"
+                    + "   checkpoint completed after N events, and report its restore on the result"
+                    + " line]";
 
     private NexmarkRunner() {}
 
@@ -63,7 +68,8 @@ public final class NexmarkRunner {
             Map<String, String> conf,
             boolean paceToEventTime,
             String latencyOut,
-            SqlQuery sqlQuery) {
+            SqlQuery sqlQuery,
+            long failAfter) {
 
         /** The query's command-line name, DataStream or SQL. */
         String queryId() {
@@ -88,6 +94,7 @@ public final class NexmarkRunner {
             Map<String, String> conf = new LinkedHashMap<>();
             boolean pace = false;
             String latencyOut = null;
+            long failAfter = 0;
             Workload workload = null;
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
@@ -123,6 +130,7 @@ public final class NexmarkRunner {
                     case "--managed-memory" -> managedMemory = value;
                     case "--progress-interval" -> progress = TimeUtils.parseDuration(value);
                     case "--latency-out" -> latencyOut = value;
+                    case "--fail-after" -> failAfter = Long.parseLong(value.replace("_", ""));
                     case "--conf" -> {
                         int eq = value.indexOf('=');
                         if (eq <= 0) {
@@ -143,6 +151,19 @@ public final class NexmarkRunner {
                 throw new IllegalArgumentException(
                         "--latency-out is not supported for SQL queries");
             }
+            if (failAfter < 0 || (failAfter > 0 && failAfter >= events)) {
+                throw new IllegalArgumentException(
+                        "--fail-after must be between 1 and the events - 1: " + failAfter);
+            }
+            if (failAfter > 0 && checkpointInterval == null) {
+                throw new IllegalArgumentException(
+                        "--fail-after needs --checkpoint-interval: the job restores from a"
+                                + " checkpoint");
+            }
+            if (failAfter > 0 && sql != null) {
+                throw new IllegalArgumentException(
+                        "--fail-after is for the DataStream queries, not " + sql.id());
+            }
             if (parallelism < 1) {
                 throw new IllegalArgumentException("--parallelism must be >= 1: " + parallelism);
             }
@@ -160,7 +181,8 @@ public final class NexmarkRunner {
                     Map.copyOf(conf),
                     pace,
                     latencyOut,
-                    sql);
+                    sql,
+                    failAfter);
         }
     }
 
@@ -171,7 +193,18 @@ public final class NexmarkRunner {
             long events,
             double seconds,
             long outputRecords,
-            long checksum) {
+            long checksum,
+            String recovery) {
+
+        Result(
+                String queryId,
+                String backend,
+                long events,
+                double seconds,
+                long outputRecords,
+                long checksum) {
+            this(queryId, backend, events, seconds, outputRecords, checksum, "");
+        }
 
         Result(
                 Query query,
@@ -180,21 +213,22 @@ public final class NexmarkRunner {
                 double seconds,
                 long outputRecords,
                 long checksum) {
-            this(query.id(), backend, events, seconds, outputRecords, checksum);
+            this(query.id(), backend, events, seconds, outputRecords, checksum, "");
         }
 
         String line() {
             return String.format(
-                    Locale.ROOT,
-                    "query=%s backend=%s events=%d seconds=%.3f events_per_s=%.0f"
-                            + " output_records=%d checksum=%016x",
-                    queryId,
-                    backend,
-                    events,
-                    seconds,
-                    events / Math.max(seconds, 1e-9),
-                    outputRecords,
-                    checksum);
+                            Locale.ROOT,
+                            "query=%s backend=%s events=%d seconds=%.3f events_per_s=%.0f"
+                                    + " output_records=%d checksum=%016x",
+                            queryId,
+                            backend,
+                            events,
+                            seconds,
+                            events / Math.max(seconds, 1e-9),
+                            outputRecords,
+                            checksum)
+                    + recovery;
         }
     }
 
@@ -250,6 +284,22 @@ public final class NexmarkRunner {
                 conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, dir);
             }
         }
+        if (options.failAfter() > 0) {
+            if (!embedded) {
+                throw new IllegalArgumentException(
+                        "--fail-after runs on the embedded MiniCluster only (java, not flink run)");
+            }
+            // One restart, at once: the time measured is the restore's, not a back-off's; a second
+            // failure fails the run.
+            if (!conf.contains(RestartStrategyOptions.RESTART_STRATEGY)) {
+                conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+                conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 1);
+                conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ZERO);
+            }
+            conf.setString(
+                    "traces.reporter." + RestoreSpans.NAME + ".factory.class",
+                    RestoreSpans.Factory.class.getName());
+        }
         env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(options.parallelism());
         String backend =
@@ -270,10 +320,18 @@ public final class NexmarkRunner {
                     options.generator(),
                     maxRate,
                     options.params(),
-                    options.latencyOut());
+                    options.latencyOut(),
+                    options.failAfter());
         }
 
         Progress.reset();
+        FailOnce.reset();
+        RestoreSpans.reset();
+        RestoreTimeline timeline =
+                options.failAfter() > 0 ? new RestoreTimeline(Progress::events) : null;
+        if (timeline != null) {
+            timeline.start();
+        }
         long start = System.nanoTime();
         progress.printf(
                 Locale.ROOT,
@@ -287,7 +345,15 @@ public final class NexmarkRunner {
         // the embedded MiniCluster is up now: what follows is the job's own work
         progress.printf(
                 Locale.ROOT, "[%s] job submitted: %s%n", options.queryId(), client.getJobID());
-        JobExecutionResult result = awaitWithProgress(client, options, start, progress);
+        JobExecutionResult result;
+        try {
+            result = awaitWithProgress(client, options, start, progress);
+        } finally {
+            if (timeline != null) {
+                timeline.stop();
+            }
+        }
+        String recovery = timeline == null ? "" : recovery(options, timeline, progress);
         // The job's own run time: the MiniCluster's start-up and the submission are not part of
         // the throughput.
         double seconds = result.getNetRuntime() / 1000.0;
@@ -305,7 +371,50 @@ public final class NexmarkRunner {
                 options.generator().events(),
                 seconds,
                 records == null ? 0 : records,
-                sum == null ? 0 : sum);
+                sum == null ? 0 : sum,
+                recovery);
+    }
+
+    /** The result line's fields on the run's failure and restore; fails if there was none. */
+    private static String recovery(
+            Options options, RestoreTimeline timeline, PrintStream progress) {
+        long failedAt = FailOnce.failedAtMs();
+        if (failedAt == 0) {
+            throw new IllegalStateException(
+                    "--fail-after "
+                            + options.failAfter()
+                            + ": the job ended before a checkpoint completed after that many"
+                            + " events, so no failure was injected; lower --fail-after or shorten"
+                            + " --checkpoint-interval");
+        }
+        org.apache.flink.traces.Span span = RestoreSpans.last();
+        if (span == null) {
+            throw new IllegalStateException(
+                    "the job failed and finished, but Flink reported no JobInitialization span"
+                            + " for a restore from a checkpoint");
+        }
+        RestoreTimeline.Recovery r =
+                timeline.analyze(
+                        failedAt,
+                        FailOnce.failedAtEvents(),
+                        span.getEndTsMillis(),
+                        RestoreSpans.attribute(span, "checkpointId"),
+                        RestoreSpans.attribute(span, "fullSize"),
+                        RestoreSpans.attribute(span, "maxInitializeStateDurationMs"));
+        progress.printf(
+                Locale.ROOT,
+                "[%s] restore: failed after %d events; checkpoint %d (%.1f MB) restored %d ms after"
+                        + " the failure (slowest subtask's state %d ms); %.0f events/s before,"
+                        + " steady again after %d ms%n",
+                options.queryId(),
+                r.failedAtEvents(),
+                r.checkpointId(),
+                r.restoredBytes() / 1e6,
+                r.restoreMs(),
+                r.initStateMs(),
+                r.rateBefore(),
+                r.steadyMs());
+        return r.fields();
     }
 
     private static JobExecutionResult awaitWithProgress(

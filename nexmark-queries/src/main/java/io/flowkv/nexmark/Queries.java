@@ -88,8 +88,30 @@ public final class Queries {
             double maxRate,
             QueryParams params,
             String latencyPrefix) {
-        DataStream<Tuple4<Long, Long, Long, Long>> output =
-                build(query, events(env, generator, maxRate, params), params);
+        buildJob(env, query, generator, maxRate, params, latencyPrefix, 0);
+    }
+
+    /**
+     * As {@link #buildJob(StreamExecutionEnvironment, Query, GeneratorConfig, double, QueryParams,
+     * String)}, failing once ({@link FailOnce}) after {@code failAfterEvents} events when that is
+     * positive.
+     */
+    static void buildJob(
+            StreamExecutionEnvironment env,
+            Query query,
+            GeneratorConfig generator,
+            double maxRate,
+            QueryParams params,
+            String latencyPrefix,
+            long failAfterEvents) {
+        DataStream<Event> events = events(env, generator, maxRate, params);
+        if (failAfterEvents > 0) {
+            events =
+                    events.map(new FailOnce(failAfterEvents), events.getType())
+                            .uid("fail-once")
+                            .name("fail-once");
+        }
+        DataStream<Tuple4<Long, Long, Long, Long>> output = build(query, events, params);
         if (latencyPrefix != null) {
             int field = LatencyRecorder.windowEndField(query);
             if (field < 0) {

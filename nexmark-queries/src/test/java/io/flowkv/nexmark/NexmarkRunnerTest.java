@@ -113,4 +113,85 @@ class NexmarkRunnerTest {
                         "query=q5-append backend=rocksdb events=1000 seconds=2.000"
                                 + " events_per_s=500 output_records=17 checksum=0000000000000abc");
     }
+
+    @Test
+    void shouldRejectFailAfterWithoutCheckpointsOrBeyondTheEvents() {
+        assertThatThrownBy(
+                        () ->
+                                NexmarkRunner.Options.parse(
+                                        new String[] {"q7", "--fail-after", "1000"}))
+                .hasMessageContaining("--checkpoint-interval");
+        assertThatThrownBy(
+                        () ->
+                                NexmarkRunner.Options.parse(
+                                        new String[] {
+                                            "q7",
+                                            "--events",
+                                            "1000",
+                                            "--checkpoint-interval",
+                                            "1s",
+                                            "--fail-after",
+                                            "1000"
+                                        }))
+                .hasMessageContaining("--fail-after must be between 1 and the events - 1");
+        assertThatThrownBy(
+                        () ->
+                                NexmarkRunner.Options.parse(
+                                        new String[] {
+                                            "sql-q5",
+                                            "--checkpoint-interval",
+                                            "1s",
+                                            "--fail-after",
+                                            "10"
+                                        }))
+                .hasMessageContaining("DataStream queries");
+    }
+
+    /**
+     * A run with {@code --fail-after} fails once, restores from a checkpoint and reports it, and
+     * its result is the result of the run without the failure (Q7's one window fires at the end,
+     * after the restore).
+     */
+    @Test
+    void shouldFailOnceRestoreAndReportTheRestore() throws Exception {
+        String[] args = {
+            "q7",
+            "--backend",
+            "flowkv",
+            "--events",
+            "400000",
+            "--window",
+            "10s",
+            "--max-rate",
+            "100000",
+            "--checkpoint-interval",
+            "300ms",
+            "--managed-memory",
+            "64m"
+        };
+        java.io.PrintStream quiet =
+                new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+        NexmarkRunner.Result plain = NexmarkRunner.run(NexmarkRunner.Options.parse(args), quiet);
+        assertThat(plain.recovery()).isEmpty();
+
+        String[] failing = java.util.Arrays.copyOf(args, args.length + 2);
+        failing[args.length] = "--fail-after";
+        failing[args.length + 1] = "200000";
+        NexmarkRunner.Result failed =
+                NexmarkRunner.run(NexmarkRunner.Options.parse(failing), quiet);
+        assertThat(failed.outputRecords()).isEqualTo(plain.outputRecords()).isPositive();
+        assertThat(failed.checksum()).isEqualTo(plain.checksum());
+        java.util.Map<String, Long> fields = new java.util.HashMap<>();
+        for (String kv : failed.recovery().trim().split(" ")) {
+            String[] p = kv.split("=");
+            fields.put(p[0], (long) Double.parseDouble(p[1]));
+        }
+        assertThat(fields.get("failed_at_events")).isBetween(200_000L, 400_000L);
+        assertThat(fields.get("restored_checkpoint")).isPositive();
+        assertThat(fields.get("restored_bytes")).isPositive();
+        assertThat(fields.get("restore_ms")).isGreaterThanOrEqualTo(fields.get("init_state_ms"));
+        assertThat(fields.get("init_state_ms")).isNotNegative();
+        assertThat(fields.get("rate_before")).isPositive();
+        assertThat(failed.line()).endsWith(failed.recovery());
+    }
 }
