@@ -4,15 +4,22 @@ import io.flowkv.nexmark.sql.SqlQueries;
 import io.flowkv.nexmark.sql.SqlQuery;
 
 import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.jobmaster.JobResult;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.runtime.minicluster.RpcServiceSharing;
 import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
 import org.apache.flink.util.TimeUtils;
 
 import java.io.PrintStream;
@@ -21,6 +28,9 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Runs one NEXMark query: embedded on a MiniCluster when started with {@code java}, on the cluster
@@ -321,17 +331,12 @@ public final class NexmarkRunner {
                     maxRate,
                     options.params(),
                     options.latencyOut(),
-                    options.failAfter());
+                    options.failAfter() > 0);
         }
 
         Progress.reset();
         FailOnce.reset();
         RestoreSpans.reset();
-        RestoreTimeline timeline =
-                options.failAfter() > 0 ? new RestoreTimeline(Progress::events) : null;
-        if (timeline != null) {
-            timeline.start();
-        }
         long start = System.nanoTime();
         progress.printf(
                 Locale.ROOT,
@@ -341,19 +346,54 @@ public final class NexmarkRunner {
                 options.generator().events(),
                 options.parallelism(),
                 options.params());
-        JobClient client = env.executeAsync("nexmark-" + options.queryId() + "-" + backend);
-        // the embedded MiniCluster is up now: what follows is the job's own work
-        progress.printf(
-                Locale.ROOT, "[%s] job submitted: %s%n", options.queryId(), client.getJobID());
+        String jobName = "nexmark-" + options.queryId() + "-" + backend;
         JobExecutionResult result;
-        try {
-            result = awaitWithProgress(client, options, start, progress);
-        } finally {
-            if (timeline != null) {
-                timeline.stop();
+        String recovery = "";
+        if (options.failAfter() > 0) {
+            MiniCluster cluster = miniCluster(conf, options.parallelism());
+            try {
+                StreamGraph graph = env.getStreamGraph();
+                graph.setJobName(jobName);
+                graph.setJobId(new JobID());
+                JobID job = cluster.submitJob(graph).get().getJobID();
+                progress.printf(Locale.ROOT, "[%s] job submitted: %s%n", options.queryId(), job);
+                // The failure comes right after a checkpoint taken once --fail-after events
+                // were generated: a checkpoint triggered then, not the next periodic one, so the
+                // state restored is the state held at that point on every backend.
+                AtomicBoolean triggered = new AtomicBoolean();
+                RestoreTimeline timeline =
+                        new RestoreTimeline(
+                                Progress::events,
+                                events -> {
+                                    if (events >= options.failAfter()
+                                            && triggered.compareAndSet(false, true)) {
+                                        cluster.triggerCheckpoint(job).thenRun(FailOnce::arm);
+                                    }
+                                });
+                timeline.start();
+                ClassLoader loader = NexmarkRunner.class.getClassLoader();
+                try {
+                    result =
+                            awaitWithProgress(
+                                    cluster.requestJobResult(job)
+                                            .thenApply(r -> executionResult(r, loader)),
+                                    options,
+                                    start,
+                                    progress);
+                } finally {
+                    timeline.stop();
+                }
+                recovery = recovery(options, timeline, progress);
+            } finally {
+                cluster.closeAsync().get();
             }
+        } else {
+            JobClient client = env.executeAsync(jobName);
+            // the embedded MiniCluster is up now: what follows is the job's own work
+            progress.printf(
+                    Locale.ROOT, "[%s] job submitted: %s%n", options.queryId(), client.getJobID());
+            result = awaitWithProgress(client.getJobExecutionResult(), options, start, progress);
         }
-        String recovery = timeline == null ? "" : recovery(options, timeline, progress);
         // The job's own run time: the MiniCluster's start-up and the submission are not part of
         // the throughput.
         double seconds = result.getNetRuntime() / 1000.0;
@@ -383,9 +423,8 @@ public final class NexmarkRunner {
             throw new IllegalStateException(
                     "--fail-after "
                             + options.failAfter()
-                            + ": the job ended before a checkpoint completed after that many"
-                            + " events, so no failure was injected; lower --fail-after or shorten"
-                            + " --checkpoint-interval");
+                            + ": the job ended before the checkpoint triggered after that many"
+                            + " events completed, so no failure was injected; lower --fail-after");
         }
         org.apache.flink.traces.Span span = RestoreSpans.last();
         if (span == null) {
@@ -417,9 +456,42 @@ public final class NexmarkRunner {
         return r.fields();
     }
 
+    /**
+     * The MiniCluster a {@code --fail-after} run starts itself, so that it can trigger a checkpoint
+     * (the JobClient cannot): one TaskManager with a slot per subtask, as the embedded environment
+     * builds it.
+     */
+    private static MiniCluster miniCluster(Configuration conf, int parallelism) throws Exception {
+        Configuration clusterConf = new Configuration(conf);
+        if (!clusterConf.contains(RestOptions.BIND_PORT)) {
+            clusterConf.set(RestOptions.BIND_PORT, "0");
+        }
+        MiniCluster cluster =
+                new MiniCluster(
+                        new MiniClusterConfiguration.Builder()
+                                .setConfiguration(clusterConf)
+                                .setNumTaskManagers(1)
+                                .setNumSlotsPerTaskManager(parallelism)
+                                .setRpcServiceSharing(RpcServiceSharing.SHARED)
+                                .build());
+        cluster.start();
+        return cluster;
+    }
+
+    private static JobExecutionResult executionResult(JobResult result, ClassLoader loader) {
+        try {
+            return result.toJobExecutionResult(loader);
+        } catch (Exception e) {
+            throw new CompletionException(e);
+        }
+    }
+
     private static JobExecutionResult awaitWithProgress(
-            JobClient client, Options options, long start, PrintStream progress) throws Exception {
-        var future = client.getJobExecutionResult();
+            CompletableFuture<JobExecutionResult> future,
+            Options options,
+            long start,
+            PrintStream progress)
+            throws Exception {
         long total = options.generator().events();
         long intervalMs = Math.max(100, options.progressInterval().toMillis());
         while (true) {

@@ -88,13 +88,12 @@ public final class Queries {
             double maxRate,
             QueryParams params,
             String latencyPrefix) {
-        buildJob(env, query, generator, maxRate, params, latencyPrefix, 0);
+        buildJob(env, query, generator, maxRate, params, latencyPrefix, false);
     }
 
     /**
      * As {@link #buildJob(StreamExecutionEnvironment, Query, GeneratorConfig, double, QueryParams,
-     * String)}, failing once ({@link FailOnce}) after {@code failAfterEvents} events when that is
-     * positive.
+     * String)}, with a {@link FailOnce} after the source when {@code failOnce}.
      */
     static void buildJob(
             StreamExecutionEnvironment env,
@@ -103,13 +102,11 @@ public final class Queries {
             double maxRate,
             QueryParams params,
             String latencyPrefix,
-            long failAfterEvents) {
+            boolean failOnce) {
         DataStream<Event> events = events(env, generator, maxRate, params);
-        if (failAfterEvents > 0) {
+        if (failOnce) {
             events =
-                    events.map(new FailOnce(failAfterEvents), events.getType())
-                            .uid("fail-once")
-                            .name("fail-once");
+                    events.map(new FailOnce(), events.getType()).uid("fail-once").name("fail-once");
         }
         DataStream<Tuple4<Long, Long, Long, Long>> output = build(query, events, params);
         if (latencyPrefix != null) {

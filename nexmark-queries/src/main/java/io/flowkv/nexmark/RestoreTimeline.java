@@ -2,6 +2,7 @@ package io.flowkv.nexmark;
 
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -22,13 +23,16 @@ final class RestoreTimeline {
     static final double STEADY_SHARE = 0.9;
 
     private final LongSupplier events;
+    private final LongConsumer onSample;
     private final Thread sampler;
     private long[] times = new long[1024];
     private long[] counts = new long[1024];
     private int size;
 
-    RestoreTimeline(LongSupplier events) {
+    /** Samples {@code events}, and hands each sample to {@code onSample} as well. */
+    RestoreTimeline(LongSupplier events, LongConsumer onSample) {
         this.events = events;
+        this.onSample = onSample;
         this.sampler = new Thread(this::sample, "restore-timeline");
         sampler.setDaemon(true);
     }
@@ -39,7 +43,9 @@ final class RestoreTimeline {
 
     private void sample() {
         while (!Thread.currentThread().isInterrupted()) {
-            add(System.currentTimeMillis(), events.getAsLong());
+            long count = events.getAsLong();
+            add(System.currentTimeMillis(), count);
+            onSample.accept(count);
             try {
                 Thread.sleep(SAMPLE_MS);
             } catch (InterruptedException e) {

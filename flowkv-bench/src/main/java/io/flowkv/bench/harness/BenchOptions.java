@@ -56,7 +56,11 @@ record BenchOptions(
                     "  --scaling      q11-median on flowkv and rocksdb at parallelism 1 and 2",
                     "  --latency      q7, q11-median, q11 paced to the wall clock at 25/50/75/100%"
                             + " of RocksDB's max rate: latency percentiles",
-                    "  --all          all of the above",
+                    "  --restore      q7, q7-session, q8, q11-median (large) with checkpoints,"
+                            + " failed once when they hold",
+                    "                 --state-factor x managed memory: restore time and time"
+                            + " to steady throughput",
+                    "  --all          all of the above but --restore",
                     "  --quick        throughput of all queries on flowkv and rocksdb, small scale,"
                             + " 2 reps, 600k events",
                     "  --report-only  regenerate README.md and the plots from the CSVs in --out",
@@ -149,7 +153,7 @@ record BenchOptions(
             String a = args[i];
             switch (a) {
                 case "--help", "-h" -> throw new IllegalArgumentException("");
-                case "--throughput", "--sweeps", "--scaling", "--latency" ->
+                case "--throughput", "--sweeps", "--scaling", "--latency", "--restore" ->
                         modes.add(a.substring(2));
                 case "--all" -> modes.addAll(MODES);
                 case "--quick" -> quick = true;

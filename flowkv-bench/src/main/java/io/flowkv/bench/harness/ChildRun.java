@@ -125,6 +125,9 @@ final class ChildRun {
             cmd.add("--pace-to-event-time");
             add(cmd, "--latency-out", runDir.resolve(LATENCY_PREFIX).toString());
         }
+        if (spec.failAfterEvents() > 0) {
+            add(cmd, "--fail-after", Long.toString(spec.failAfterEvents()));
+        }
         if (spec.checkpointIntervalMs() > 0) {
             add(cmd, "--checkpoint-interval", spec.checkpointIntervalMs() + "ms");
             add(cmd, "--checkpoint-dir", runDir.resolve("checkpoints").toUri().toString());
@@ -308,6 +311,14 @@ final class ChildRun {
             row.set(Column.EVENTS_PER_S, result.get("events_per_s"));
             row.set(Column.OUTPUT_RECORDS, result.get("output_records"));
             row.set(Column.CHECKSUM, result.get("checksum"));
+            if (result.containsKey("restore_ms")) {
+                row.set(Column.FAILED_AT_EVENTS, result.get("failed_at_events"));
+                row.set(Column.RESTORED_BYTES, result.get("restored_bytes"));
+                row.set(Column.RESTORE_MS, result.get("restore_ms"));
+                row.set(Column.INIT_STATE_MS, result.get("init_state_ms"));
+                row.set(Column.STEADY_MS, result.get("steady_ms"));
+                row.set(Column.RATE_BEFORE, result.get("rate_before"));
+            }
         }
         FlowKvStats.fromLog(stderr).fill(row);
         Path jfr = runDir.resolve("run.jfr");

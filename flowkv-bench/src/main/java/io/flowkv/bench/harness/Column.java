@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /** The columns of a result CSV, in file order. Every experiment writes the same columns. */
 enum Column {
-    EXPERIMENT("throughput, latency, read-batch-ratio, msa, scaling"),
+    EXPERIMENT("throughput, latency, read-batch-ratio, msa, scaling, restore"),
     QUERY("NEXMark query id"),
     BACKEND("flowkv, rocksdb, forst, hashmap"),
     REP("repetition, from 1"),
@@ -47,7 +47,17 @@ enum Column {
     P95_MS("latency p95, ms"),
     P99_MS("latency p99, ms"),
     P999_MS("latency p99.9, ms"),
-    SUSTAINED("latency runs: true if the backend kept up with the target rate");
+    SUSTAINED("latency runs: true if the backend kept up with the target rate"),
+    FAILED_AT_EVENTS("restore runs: events generated when the injected failure was thrown"),
+    RESTORED_BYTES("restore runs: full state size of the checkpoint restored (Flink's), bytes"),
+    RESTORE_MS(
+            "restore runs: from the failure until every subtask had restored its state and ran"
+                    + " again, ms"),
+    INIT_STATE_MS("restore runs: the slowest subtask's state initialization (Flink's), ms"),
+    RATE_BEFORE("restore runs: events/s over the 5 s before the failure"),
+    STEADY_MS(
+            "restore runs: from the failure until the first second at >= 90% of the events/s"
+                    + " before it, ms; -1: not before the job ended");
 
     final String meaning;
 

@@ -13,7 +13,10 @@ final class Method {
                 **Modes** (`scripts/bench.sh --help`): `--throughput` (default) runs every query on \
                 every backend; `--sweeps` FlowKV's read-batch-ratio sweep (Q7-Session, \
                 Q11-Median) and max-space-amplification sweep (Q7, Q11-Median); `--scaling` \
-                Q11-Median on FlowKV and RocksDB at parallelism 1 and 2; `--all` all of them; \
+                Q11-Median on FlowKV and RocksDB at parallelism 1 and 2; `--latency` paced runs; \
+                `--all` all of them; `--restore` (large scale only) Q7, Q7-Session, Q8 and \
+                Q11-Median with checkpoints, each failed once when it holds `--state-factor` \
+                times managed memory, for restore time and time to steady throughput; \
                 `--quick` the throughput of all eight queries on FlowKV and RocksDB at small scale \
                 with 600k events and 2 repetitions, written to `target/bench-quick/` unless `--out` is given; \
                 `--report-only` rebuilds this file from the CSVs; `--dry-run` prints the plan, \

@@ -35,6 +35,7 @@ final class Plans {
             case "throughput" -> throughput(o, budget);
             case "sweeps" -> sweeps(o, budget);
             case "scaling" -> scaling(o, budget);
+            case "restore" -> restore(o, budget);
             case "latency" -> {
                 List<RunSpec> runs = new ArrayList<>(Latency.calibration(o, budget));
                 runs.addAll(Latency.paced(o, budget));
@@ -110,6 +111,59 @@ final class Plans {
             }
         }
         return out;
+    }
+
+    /**
+     * The queries of {@code --restore}: at {@code large} their windows fire once, at the end of the
+     * run, so every output record comes after the restore and the checksum checks it.
+     */
+    static final List<Query> RESTORE_QUERIES =
+            List.of(Query.Q7, Query.Q7_SESSION, Query.Q8, Query.Q11_MEDIAN);
+
+    /** A restore run fails at this share of its events. */
+    static final double FAIL_FRACTION = 0.8;
+
+    /** The checkpoint interval of restore runs unless {@code --checkpoint-interval} says. */
+    static final long RESTORE_CHECKPOINT_MS = 10_000;
+
+    /**
+     * Each query on each backend with one failure, repetitions interleaved: the run is planned for
+     * {@code --state-factor / FAIL_FRACTION} so that the state it holds when it fails, at {@link
+     * #FAIL_FRACTION} of its events, is {@code --state-factor} times managed memory.
+     */
+    static List<RunSpec> restore(BenchOptions o, MemoryBudget budget) {
+        if (!o.scale().equals("large")) {
+            throw new IllegalArgumentException(
+                    "--restore needs --scale large: its windows must fire after the restore for"
+                            + " the checksum to check it");
+        }
+        long interval =
+                o.checkpointIntervalMs() > 0 ? o.checkpointIntervalMs() : RESTORE_CHECKPOINT_MS;
+        String setting = "state-factor=" + fmt(o.stateFactor());
+        List<RunSpec> out = new ArrayList<>();
+        for (int rep = 1; rep <= o.reps(); rep++) {
+            for (Query q : selected(RESTORE_QUERIES, o)) {
+                ScalePlan.QueryPlan p =
+                        ScalePlan.plan(
+                                q,
+                                "large",
+                                budget.managedBytes(),
+                                o.stateFactor() / FAIL_FRACTION,
+                                o.events());
+                long failAfter = (long) (p.events() * FAIL_FRACTION);
+                for (String b : o.backends()) {
+                    out.add(
+                            new RunSpec(
+                                    "restore", p, b, rep, 1, setting, Map.of(), interval, 0,
+                                    failAfter));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static String fmt(double d) {
+        return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
     }
 
     /** Q11-Median on FlowKV and RocksDB at parallelism 1 and 2, interleaved. */

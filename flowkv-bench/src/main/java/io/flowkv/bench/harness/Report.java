@@ -20,7 +20,7 @@ import java.util.stream.Stream;
 final class Report {
 
     static final List<String> CSVS =
-            List.of("throughput.csv", "sweeps.csv", "scaling.csv", "latency.csv");
+            List.of("throughput.csv", "sweeps.csv", "scaling.csv", "latency.csv", "restore.csv");
 
     private Report() {}
 
@@ -182,6 +182,10 @@ final class Report {
         List<Row> scaling = of(rows, "scaling");
         if (!scaling.isEmpty()) {
             scalingSection(md, csvDir, scaling);
+        }
+        List<Row> restore = of(rows, "restore");
+        if (!restore.isEmpty()) {
+            restoreSection(md, restore);
         }
         List<Row> latency = of(rows, Latency.EXPERIMENT);
         if (!latency.isEmpty()) {
@@ -622,6 +626,71 @@ final class Report {
                 backends,
                 bars);
         md.append("\n![scaling](nexmark/scaling.png)\n\n");
+    }
+
+    private static void restoreSection(StringBuilder md, List<Row> rows) {
+        md.append("## Restore after a failure\n\n");
+        md.append(
+                "Each run checkpoints (incremental) and fails once (`NexmarkRunner --fail-after`): an"
+                        + " exception on the first event after the first checkpoint completed"
+                        + " past 80% of the events, when the window state is about the state"
+                        + " factor times managed memory. Flink restarts at once and restores that"
+                        + " checkpoint. *restore*: from the failure until every subtask had"
+                        + " restored its state and ran again (the end of Flink's"
+                        + " JobInitialization span); *state init*: the slowest subtask's state"
+                        + " initialization in it (Flink's maxInitializeStateDurationMs);"
+                        + " *steady*: from the failure until the first second, after the"
+                        + " restore, in which the source generated events at 90% or more of its"
+                        + " rate over the 5 s before the failure (-1: never before the job"
+                        + " ended). Median (min–max) over the repetitions, ms; the checkpoint"
+                        + " files are on the local disk, as the checkpoint storage. Ratio:"
+                        + " RocksDB's median restore over FlowKV's.\n\n");
+        md.append(
+                "| query | setting | restored state | backend | restore ms | state init ms |"
+                        + " steady ms | events/s before (k) | rocksdb/flowkv restore |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|\n");
+        for (Map.Entry<String, List<Row>> g :
+                group(rows, r -> r.get(Column.QUERY) + " " + r.get(Column.SETTING)).entrySet()) {
+            Map<String, List<Row>> byBackend = group(g.getValue(), r -> r.get(Column.BACKEND));
+            String ratio = "n/a";
+            List<Double> fk =
+                    values(byBackend.getOrDefault("flowkv", List.of()), Column.RESTORE_MS);
+            List<Double> rk =
+                    values(byBackend.getOrDefault("rocksdb", List.of()), Column.RESTORE_MS);
+            if (!fk.isEmpty() && !rk.isEmpty()) {
+                ratio = fmt("%.2fx", Stats.median(rk) / Stats.median(fk));
+            }
+            Row any = g.getValue().get(0);
+            for (Map.Entry<String, List<Row>> b : byBackend.entrySet()) {
+                List<Row> rs = b.getValue();
+                md.append("| ")
+                        .append(any.get(Column.QUERY))
+                        .append(" | ")
+                        .append(any.get(Column.SETTING))
+                        .append(" | ")
+                        .append(restoredState(rs))
+                        .append(" | ")
+                        .append(b.getKey())
+                        .append(" | ")
+                        .append(cell(rs, Column.RESTORE_MS, 1, "%.0f"))
+                        .append(" | ")
+                        .append(cell(rs, Column.INIT_STATE_MS, 1, "%.0f"))
+                        .append(" | ")
+                        .append(cell(rs, Column.STEADY_MS, 1, "%.0f"))
+                        .append(" | ")
+                        .append(cell(rs, Column.RATE_BEFORE, 1e3, "%.0f"))
+                        .append(" | ")
+                        .append(b.getKey().equals("flowkv") ? ratio : "")
+                        .append(" |\n");
+            }
+        }
+        md.append('\n');
+    }
+
+    /** The median state a backend's restore runs restored, in MB. */
+    private static String restoredState(List<Row> rows) {
+        List<Double> v = values(rows, Column.RESTORED_BYTES);
+        return v.isEmpty() ? "n/a" : fmt("%.0f MB", Stats.median(v) / 1e6);
     }
 
     /** The interval of a machine.properties {@code checkpoint_interval} ("10000ms"), 0 if off. */

@@ -15,7 +15,32 @@ record RunSpec(
         String setting,
         Map<String, String> conf,
         long checkpointIntervalMs,
-        long targetRate) {
+        long targetRate,
+        long failAfterEvents) {
+
+    /** A run without an injected failure. */
+    RunSpec(
+            String experiment,
+            ScalePlan.QueryPlan plan,
+            String backend,
+            int rep,
+            int parallelism,
+            String setting,
+            Map<String, String> conf,
+            long checkpointIntervalMs,
+            long targetRate) {
+        this(
+                experiment,
+                plan,
+                backend,
+                rep,
+                parallelism,
+                setting,
+                conf,
+                checkpointIntervalMs,
+                targetRate,
+                0);
+    }
 
     /** A throughput-style run: the generator unpaced. */
     RunSpec(
