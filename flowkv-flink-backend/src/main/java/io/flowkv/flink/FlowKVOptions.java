@@ -287,6 +287,16 @@ public final class FlowKVOptions {
                                     + "keep the encoding they were uploaded with. "
                                     + "Allowed: NONE, LZ4.");
 
+    public static final ConfigOption<Integer> RESTORE_THREADS =
+            ConfigOptions.key("state.backend.flowkv.restore-threads")
+                    .intType()
+                    .defaultValue(4)
+                    .withDescription(
+                            "Threads per restoring subtask that fetch the store files of an "
+                                    + "incremental or NATIVE full checkpoint (read, decompress, "
+                                    + "check, write), one file at a time each. Allowed: "
+                                    + "[1, 64].");
+
     /** Heap bytes a timer is taken to cost when the heap limit is derived from the JVM heap. */
     public static final int TIMER_HEAP_BYTES_ESTIMATE = 128;
 
@@ -382,6 +392,10 @@ public final class FlowKVOptions {
         int partitions = config.get(PARTITIONS);
         if (partitions < 1 || partitions > 1024) {
             throw bad(PARTITIONS, partitions, "[1, 1024]");
+        }
+        int restoreThreads = config.get(RESTORE_THREADS);
+        if (restoreThreads < 1 || restoreThreads > 64) {
+            throw bad(RESTORE_THREADS, restoreThreads, "[1, 64]");
         }
         config.getOptional(LOCAL_DIRECTORIES)
                 .ifPresent(

@@ -287,7 +287,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                         queueFactory,
                         binder);
         if (FlowKVIncrementalRestoreOperation.isIncremental(parameters.getStateHandles())) {
-            new FlowKVIncrementalRestoreOperation<>(target, uploads)
+            new FlowKVIncrementalRestoreOperation<>(target, uploads, settings.restoreThreads())
                     .restore(parameters.getStateHandles());
         } else {
             new FlowKVRestoreOperation<>(target).restore(parameters.getStateHandles());

@@ -6,32 +6,49 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The failure of a restore-time run ({@code NexmarkRunner --fail-after N}): an identity map chained
- * to the source that throws once, on the first event after {@link #arm()}. The runner arms it when
- * the checkpoint it triggered after {@code N} events completes; Flink then restarts the job from
- * that checkpoint, so the state restored is the state the job held when it failed and next to no
- * events are replayed.
+ * to the source. Once the runner sees {@code N} events it calls {@link #hold()} and triggers a
+ * checkpoint; while held, the map sleeps a millisecond per event, so the sources trickle (about a
+ * thousand events a second per subtask) and the task still takes the checkpoint's barrier between
+ * events. When the checkpoint completes the runner calls {@link #arm()}, and the next event throws.
+ * Flink then restarts the job from that checkpoint: every backend restores the state of the same
+ * {@code N} events (give or take the trickle), and next to no events are replayed.
  *
- * <p>Embedded runs only: the switch and the moment it fired are this JVM's statics.
+ * <p>Embedded runs only: the switch and the moments it moved are this JVM's statics.
  */
 final class FailOnce implements MapFunction<Event, Event> {
     private static final long serialVersionUID = 1L;
 
     private static final AtomicBoolean FIRED = new AtomicBoolean();
+    private static volatile boolean held;
     private static volatile boolean armed;
+    private static volatile long heldAtMs;
     private static volatile long failedAtMs;
     private static volatile long failedAtEvents;
 
     /** Forgets an earlier run in this JVM (tests run several). */
     static void reset() {
         FIRED.set(false);
+        held = false;
         armed = false;
+        heldAtMs = 0;
         failedAtMs = 0;
         failedAtEvents = 0;
+    }
+
+    /** Slows the sources to a trickle until {@link #arm()}. */
+    static void hold() {
+        heldAtMs = System.currentTimeMillis();
+        held = true;
     }
 
     /** The next event through any subtask throws. */
     static void arm() {
         armed = true;
+    }
+
+    /** When {@link #hold()} was called, epoch ms; 0 if it was not. */
+    static long heldAtMs() {
+        return heldAtMs;
     }
 
     /** When the failure was thrown, epoch ms; 0 if it was not. */
@@ -45,12 +62,15 @@ final class FailOnce implements MapFunction<Event, Event> {
     }
 
     @Override
-    public Event map(Event event) {
-        if (armed && FIRED.compareAndSet(false, true)) {
-            failedAtEvents = Progress.events();
-            failedAtMs = System.currentTimeMillis();
-            throw new InjectedFailure(
-                    "injected failure after " + failedAtEvents + " events (--fail-after)");
+    public Event map(Event event) throws InterruptedException {
+        if (held && !FIRED.get()) {
+            if (armed && FIRED.compareAndSet(false, true)) {
+                failedAtEvents = Progress.events();
+                failedAtMs = System.currentTimeMillis();
+                throw new InjectedFailure(
+                        "injected failure after " + failedAtEvents + " events (--fail-after)");
+            }
+            Thread.sleep(1);
         }
         return event;
     }

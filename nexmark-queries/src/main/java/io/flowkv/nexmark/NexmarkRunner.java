@@ -358,8 +358,8 @@ public final class NexmarkRunner {
                 JobID job = cluster.submitJob(graph).get().getJobID();
                 progress.printf(Locale.ROOT, "[%s] job submitted: %s%n", options.queryId(), job);
                 // The failure comes right after a checkpoint taken once --fail-after events
-                // were generated: a checkpoint triggered then, not the next periodic one, so the
-                // state restored is the state held at that point on every backend.
+                // were generated, with the sources held back until it completes (FailOnce): the
+                // state restored is the state of those events on every backend.
                 AtomicBoolean triggered = new AtomicBoolean();
                 RestoreTimeline timeline =
                         new RestoreTimeline(
@@ -367,6 +367,7 @@ public final class NexmarkRunner {
                                 events -> {
                                     if (events >= options.failAfter()
                                             && triggered.compareAndSet(false, true)) {
+                                        FailOnce.hold();
                                         cluster.triggerCheckpoint(job).thenRun(FailOnce::arm);
                                     }
                                 });
@@ -434,6 +435,7 @@ public final class NexmarkRunner {
         }
         RestoreTimeline.Recovery r =
                 timeline.analyze(
+                        FailOnce.heldAtMs(),
                         failedAt,
                         FailOnce.failedAtEvents(),
                         span.getEndTsMillis(),
@@ -443,8 +445,8 @@ public final class NexmarkRunner {
         progress.printf(
                 Locale.ROOT,
                 "[%s] restore: failed after %d events; checkpoint %d (%.1f MB) restored %d ms after"
-                        + " the failure (slowest subtask's state %d ms); %.0f events/s before,"
-                        + " steady again after %d ms%n",
+                        + " the failure (slowest subtask's state %d ms); %.0f events/s before the"
+                        + " checkpoint, steady again %d ms after the failure%n",
                 options.queryId(),
                 r.failedAtEvents(),
                 r.checkpointId(),

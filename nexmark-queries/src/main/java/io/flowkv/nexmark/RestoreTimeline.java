@@ -13,7 +13,7 @@ final class RestoreTimeline {
 
     static final long SAMPLE_MS = 50;
 
-    /** The throughput before the failure is measured over this long before it. */
+    /** The throughput before the failure is measured over this long before the hold. */
     static final long BEFORE_MS = 5_000;
 
     /** The throughput after the restore is measured over windows this long... */
@@ -96,8 +96,9 @@ final class RestoreTimeline {
     }
 
     /**
-     * The recovery from a failure at {@code failedAtMs} (epoch ms) whose restore Flink reported as
-     * a span ending at {@code restoreEndMs}:
+     * The recovery from a failure at {@code failedAtMs} (epoch ms), whose sources were held back
+     * from {@code heldAtMs} for the checkpoint it restores ({@link FailOnce}), and whose restore
+     * Flink reported as a span ending at {@code restoreEndMs}:
      *
      * <ul>
      *   <li>{@code restoreMs}: from the failure until every subtask had restored its state and ran
@@ -105,11 +106,12 @@ final class RestoreTimeline {
      *       record;
      *   <li>{@code steadyMs}: from the failure until the start of the first {@link
      *       #STEADY_WINDOW_MS}, after the restore, in which the sources generated events at {@link
-     *       #STEADY_SHARE} of their rate over the {@link #BEFORE_MS} before the failure; -1 if no
-     *       such window came before the job ended.
+     *       #STEADY_SHARE} of their rate over the {@link #BEFORE_MS} before the hold; -1 if no such
+     *       window came before the job ended.
      * </ul>
      */
     synchronized Recovery analyze(
+            long heldAtMs,
             long failedAtMs,
             long failedAtEvents,
             long restoreEndMs,
@@ -119,6 +121,7 @@ final class RestoreTimeline {
         return analyze(
                 Arrays.copyOf(times, size),
                 Arrays.copyOf(counts, size),
+                heldAtMs,
                 failedAtMs,
                 failedAtEvents,
                 restoreEndMs,
@@ -130,13 +133,14 @@ final class RestoreTimeline {
     static Recovery analyze(
             long[] times,
             long[] counts,
+            long heldAtMs,
             long failedAtMs,
             long failedAtEvents,
             long restoreEndMs,
             long checkpointId,
             long restoredBytes,
             long initStateMs) {
-        double before = rate(times, counts, failedAtMs - BEFORE_MS, failedAtMs);
+        double before = rate(times, counts, heldAtMs - BEFORE_MS, heldAtMs);
         long steady = -1;
         int end = 0;
         for (int start = 0; start < times.length && before > 0; start++) {

@@ -31,7 +31,8 @@ class RestoreTimelineTest {
     void shouldMeasureTheRateBeforeTheRestoreAndWhenItIsReachedAgain() {
         long[][] t = timeline(95);
         RestoreTimeline.Recovery r =
-                RestoreTimeline.analyze(t[0], t[1], 10_000, 100_000, 11_900, 7, 1 << 20, 1_500);
+                RestoreTimeline.analyze(
+                        t[0], t[1], 10_000, 10_000, 100_000, 11_900, 7, 1 << 20, 1_500);
         assertThat(r.rateBefore()).isCloseTo(1000, within(1e-9));
         assertThat(r.restoreMs()).isEqualTo(1_900);
         // The first full second after the restore with >= 90% of the former rate starts at 12 s
@@ -52,7 +53,7 @@ class RestoreTimelineTest {
         // The restore ends at once, but the window from the failure holds nothing new for 2 s.
         long[][] t = timeline(95);
         RestoreTimeline.Recovery r =
-                RestoreTimeline.analyze(t[0], t[1], 10_000, 100_000, 10_000, 7, 0, 0);
+                RestoreTimeline.analyze(t[0], t[1], 10_000, 10_000, 100_000, 10_000, 7, 0, 0);
         assertThat(r.steadyMs()).isEqualTo(2_000);
     }
 
@@ -60,11 +61,14 @@ class RestoreTimelineTest {
     void shouldReportNoSteadyStateWhenTheRateNeverComesBack() {
         long[][] t = timeline(80);
         RestoreTimeline.Recovery r =
-                RestoreTimeline.analyze(t[0], t[1], 10_000, 100_000, 11_900, 7, 0, 0);
+                RestoreTimeline.analyze(t[0], t[1], 10_000, 10_000, 100_000, 11_900, 7, 0, 0);
         assertThat(r.steadyMs()).isEqualTo(-1);
         // The same rate, slower by less than the tolerance, is steady.
         long[][] u = timeline(91);
-        assertThat(RestoreTimeline.analyze(u[0], u[1], 10_000, 100_000, 11_900, 7, 0, 0).steadyMs())
+        assertThat(
+                        RestoreTimeline.analyze(
+                                        u[0], u[1], 10_000, 10_000, 100_000, 11_900, 7, 0, 0)
+                                .steadyMs())
                 .isEqualTo(2_000);
     }
 

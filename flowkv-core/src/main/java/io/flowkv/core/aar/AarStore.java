@@ -181,7 +181,7 @@ public final class AarStore implements ListStore {
         files.resetNextFileId(m.nextFileId);
         for (AarWindow w : windows.windows()) {
             for (AarPartition p : w.present()) {
-                for (int s = 0; s < p.segmentCount(); s++) {
+                for (int s = 0; options.verifyOnRestore() && s < p.segmentCount(); s++) {
                     loader.verify(p.fileId(s), p.length(s));
                 }
                 stats.addLiveBytes(p.fileLiveBytes);

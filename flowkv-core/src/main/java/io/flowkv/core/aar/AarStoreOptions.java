@@ -21,12 +21,14 @@ public final class AarStoreOptions extends StoreOptions {
     private final int partitions;
     private final int ioBufferBytes;
     private final KeyPartitioner partitioner;
+    private final boolean verifyOnRestore;
 
     private AarStoreOptions(Builder b) {
         super(b);
         this.partitions = b.partitions;
         this.ioBufferBytes = b.ioBufferBytes;
         this.partitioner = b.partitioner;
+        this.verifyOnRestore = b.verifyOnRestore;
     }
 
     public static Builder builder(Path directory) {
@@ -48,11 +50,22 @@ public final class AarStoreOptions extends StoreOptions {
         return partitioner;
     }
 
+    /**
+     * Whether {@link AarStore#restore} reads every frame of the restored segments, so that
+     * corruption surfaces at restore time (the default). Off where the caller has just checked
+     * every file whole (a checkpoint restore checks each against its recorded CRC32C); a frame is
+     * still checked whenever it is read.
+     */
+    public boolean verifyOnRestore() {
+        return verifyOnRestore;
+    }
+
     /** Builder with the defaults of the paper's evaluation where they apply (2 partitions). */
     public static final class Builder extends StoreOptions.Builder<Builder, AarStoreOptions> {
         private int partitions = DEFAULT_PARTITIONS;
         private int ioBufferBytes = DEFAULT_IO_BUFFER_BYTES;
         private KeyPartitioner partitioner = KeyPartitioner.BY_HASH;
+        private boolean verifyOnRestore = true;
 
         private Builder(Path directory) {
             super(directory, DEFAULT_WRITE_BUFFER_BYTES, 1);
@@ -72,6 +85,11 @@ public final class AarStoreOptions extends StoreOptions {
 
         public Builder partitioner(KeyPartitioner partitioner) {
             this.partitioner = Checks.checkNotNull("partitioner", partitioner);
+            return this;
+        }
+
+        public Builder verifyOnRestore(boolean verify) {
+            this.verifyOnRestore = verify;
             return this;
         }
 

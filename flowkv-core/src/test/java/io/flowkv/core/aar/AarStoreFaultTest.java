@@ -117,6 +117,33 @@ class AarStoreFaultTest {
     }
 
     @Test
+    void shouldLeaveTheCheckToTheReadWhenTheCallerVerifiedTheFilesBeforeTheRestore()
+            throws IOException {
+        open(1 << 20);
+        append(store, "k", "w", "value");
+        SealedStore sealed = store.seal();
+        store.close();
+        store = null;
+        Path file = sealed.files().get(0).path();
+        flipByte(file, PAYLOAD_BYTE);
+        AarStoreOptions unverified =
+                AarStoreOptions.builder(dir)
+                        .partitions(1)
+                        .writeBufferBytes(1 << 20)
+                        .ioBufferBytes(4096)
+                        .fileIo(io)
+                        .verifyOnRestore(false)
+                        .build();
+
+        store = AarStore.restore(unverified, budget, sealed.manifest());
+
+        CorruptLogException e =
+                catchThrowableOfType(CorruptLogException.class, () -> values(store, "k", "w"));
+        assertThat(e.file()).isEqualTo(file);
+        assertThat(e.offset()).isEqualTo(LogFileHeader.LENGTH);
+    }
+
+    @Test
     void shouldNameTheRecordWhenAFrameWithAValidChecksumHoldsABadRecord() throws IOException {
         open(1 << 20);
         append(store, "k", "w", "value");

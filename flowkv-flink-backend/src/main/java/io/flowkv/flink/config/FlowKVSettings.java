@@ -31,6 +31,7 @@ public record FlowKVSettings(
         int perKeyWindowsThreshold,
         int preFlushesPerCheckpoint,
         long objectCacheBytes,
+        int restoreThreads,
         Set<MetricsGroup> metricGroups,
         String fileIoFactory)
         implements Serializable {
@@ -75,6 +76,7 @@ public record FlowKVSettings(
                 config.getOptional(FlowKVOptions.OBJECT_CACHE_SIZE)
                         .map(size -> size.getBytes())
                         .orElse(DERIVED),
+                config.get(FlowKVOptions.RESTORE_THREADS),
                 MetricsGroup.enabledIn(config),
                 config.getOptional(FlowKVOptions.FILE_IO_FACTORY).orElse(null));
     }

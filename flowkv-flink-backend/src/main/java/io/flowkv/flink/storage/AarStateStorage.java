@@ -57,6 +57,8 @@ final class AarStateStorage extends ListStorage<AarStore> {
                         .writeBufferBytes(
                                 new StoreSizing(settings, budget.capacity()).aarWriteBuffer())
                         .jitterSeed(seed)
+                        // A restore has checked every file against its checkpoint's CRC32C.
+                        .verifyOnRestore(false)
                         .build();
         instances.add(
                 manifests == null

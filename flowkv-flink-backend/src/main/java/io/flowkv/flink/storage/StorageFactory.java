@@ -80,8 +80,10 @@ public final class StorageFactory {
 
     /**
      * Reopens a storage sealed into {@code manifests} (one per store instance, in instance order),
-     * whose files are already under {@code dir}. {@code writtenFor} is the key group range the
-     * storage was written for: it fixes how the AAR store splits key groups into partitions.
+     * whose files are already under {@code dir}, each checked whole against the CRC32C its
+     * checkpoint recorded (the stores do not read them all again). {@code writtenFor} is the key
+     * group range the storage was written for: it fixes how the AAR store splits key groups into
+     * partitions.
      */
     public StateStorage restore(
             int stateId,
