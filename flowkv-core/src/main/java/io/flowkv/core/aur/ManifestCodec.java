@@ -93,7 +93,12 @@ final class ManifestCodec {
 
         byte[] getBytes(String field) throws CorruptLogException {
             int offset = at;
-            int n = getInt(field + " length");
+            if (buf.length - at < 4) {
+                // the label is built only here: a manifest reads two byte fields per window
+                need(4, field + " length");
+            }
+            int n = FrameDescriptor.readIntLE(buf, at);
+            at += 4;
             if (n < 0 || n > buf.length - at) {
                 throw new CorruptLogException(
                         file, PAYLOAD_FILE_OFFSET + offset, "bad " + field + " length " + n);

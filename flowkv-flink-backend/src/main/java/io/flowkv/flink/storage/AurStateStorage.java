@@ -50,7 +50,8 @@ final class AurStateStorage extends ListStorage<AurStore> {
                     return manifests == null
                             ? AurStore.open(options, budget)
                             : AurStore.restore(options, budget, manifests.get(i));
-                });
+                },
+                manifests != null);
     }
 
     @Override

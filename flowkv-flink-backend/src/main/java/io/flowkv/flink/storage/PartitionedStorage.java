@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * A storage split over several store instances by key group, so that each instance flushes and
@@ -41,15 +43,83 @@ abstract class PartitionedStorage<S extends Store> implements StateStorage {
         S open(int partition) throws IOException;
     }
 
-    /** Opens {@code count} instances; on failure closes those already open. */
-    protected void openInstances(int count, InstanceOpener<S> opener) throws IOException {
-        try {
-            for (int i = 0; i < count; i++) {
-                instances.add(opener.open(i));
+    /**
+     * Opens {@code count} instances; on failure closes those already open. With {@code parallel} (a
+     * restore, where each instance reads its manifest and rebuilds its tables), instances past the
+     * first open on threads of their own: they share nothing but the thread-safe budget and file
+     * I/O.
+     */
+    protected void openInstances(int count, InstanceOpener<S> opener, boolean parallel)
+            throws IOException {
+        if (!parallel || count == 1) {
+            try {
+                for (int i = 0; i < count; i++) {
+                    instances.add(opener.open(i));
+                }
+            } catch (IOException | RuntimeException e) {
+                close();
+                throw e;
             }
+            return;
+        }
+        List<CompletableFuture<S>> opening = new ArrayList<>(count);
+        opening.add(null);
+        for (int i = 1; i < count; i++) {
+            int partition = i;
+            CompletableFuture<S> future = new CompletableFuture<>();
+            Thread t =
+                    new Thread(
+                            () -> {
+                                try {
+                                    future.complete(opener.open(partition));
+                                } catch (Throwable e) {
+                                    future.completeExceptionally(e);
+                                }
+                            },
+                            "flowkv-restore-open-" + directory.getFileName() + "-p" + partition);
+            t.setDaemon(true);
+            t.start();
+            opening.add(future);
+        }
+        Throwable failure = null;
+        try {
+            instances.add(opener.open(0));
         } catch (IOException | RuntimeException e) {
-            close();
-            throw e;
+            failure = e;
+        }
+        for (int i = 1; i < count; i++) {
+            try {
+                S instance = opening.get(i).join();
+                if (failure == null) {
+                    instances.add(instance);
+                } else {
+                    instance.close();
+                }
+            } catch (CompletionException | IOException e) {
+                Throwable cause = e instanceof CompletionException ? e.getCause() : e;
+                if (failure == null) {
+                    failure = cause;
+                } else {
+                    failure.addSuppressed(cause);
+                }
+            }
+        }
+        if (failure != null) {
+            try {
+                close();
+            } catch (IOException | RuntimeException e) {
+                failure.addSuppressed(e);
+            }
+            if (failure instanceof IOException io) {
+                throw io;
+            }
+            if (failure instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            if (failure instanceof Error error) {
+                throw error;
+            }
+            throw new IOException("Could not open a store instance: " + failure, failure);
         }
     }
 

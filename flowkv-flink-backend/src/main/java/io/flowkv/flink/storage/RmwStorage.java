@@ -45,7 +45,8 @@ abstract class RmwStorage extends PartitionedStorage<RmwStore> {
                     return manifests == null
                             ? RmwStore.open(options, budget)
                             : RmwStore.restore(options, budget, manifests.get(i));
-                });
+                },
+                manifests != null);
     }
 
     @Override

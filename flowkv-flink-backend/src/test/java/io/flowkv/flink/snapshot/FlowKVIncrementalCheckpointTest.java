@@ -82,6 +82,8 @@ class FlowKVIncrementalCheckpointTest {
 
     private FlowKVOptions.CheckpointCompression compression =
             FlowKVOptions.CHECKPOINT_COMPRESSION.defaultValue();
+
+    private int restoreThreads = FlowKVOptions.RESTORE_THREADS.defaultValue();
     private final List<MockEnvironment> environments = new ArrayList<>();
 
     @AfterEach
@@ -253,6 +255,32 @@ class FlowKVIncrementalCheckpointTest {
     }
 
     @Test
+    void shouldRestoreTheSameStateOnOneFetchThreadOrMany() throws Exception {
+        FlowKVKeyedStateBackend<Integer> backend = backend(KeyGroupRange.of(0, 127), List.of());
+        Map<String, String> model = new TreeMap<>();
+        write(backend, model, 0, 600, 0);
+        IncrementalRemoteKeyedStateHandle handle = remote(snapshot(backend, 1));
+        assertThat(handle.getSharedState()).as("files to fetch").hasSizeGreaterThan(4);
+        for (int threads : new int[] {1, 3, 64}) {
+            restoreThreads = threads;
+            assertThat(read(backend(KeyGroupRange.of(0, 127), List.of(handle)), 0, 600))
+                    .as("restored on %d threads", threads)
+                    .isEqualTo(model);
+        }
+    }
+
+    @Test
+    void shouldRejectARestoreThreadCountOutOfRange() {
+        for (int threads : new int[] {0, 65}) {
+            Configuration config = new Configuration();
+            config.set(FlowKVOptions.RESTORE_THREADS, threads);
+            assertThatThrownBy(() -> FlowKVOptions.validate(config))
+                    .hasMessageContaining("state.backend.flowkv.restore-threads")
+                    .hasMessageContaining("[1, 64]");
+        }
+    }
+
+    @Test
     void shouldNameACorruptUncompressedCheckpointFile() throws Exception {
         compression = FlowKVOptions.CheckpointCompression.NONE;
         shouldNameACorruptCheckpointFile();
@@ -333,6 +361,7 @@ class FlowKVIncrementalCheckpointTest {
         config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, incremental);
         config.set(FlowKVOptions.FULL_CHECKPOINT_FORMAT, fullFormat);
         config.set(FlowKVOptions.CHECKPOINT_COMPRESSION, compression);
+        config.set(FlowKVOptions.RESTORE_THREADS, restoreThreads);
         FlowKVStateBackend stateBackend =
                 new FlowKVStateBackend().configure(config, getClass().getClassLoader());
         FlowKVKeyedStateBackend<Integer> backend =
