@@ -11,7 +11,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * thousand events a second per subtask) and the task still takes the checkpoint's barrier between
  * events. When the checkpoint completes the runner calls {@link #arm()}, and the next event throws.
  * Flink then restarts the job from that checkpoint: every backend restores the state of the same
- * {@code N} events (give or take the trickle), and next to no events are replayed.
+ * {@code N} events (give or take the trickle), and next to no events are replayed. If the
+ * checkpoint cannot be taken, {@link #release} lets the sources run on and the run fails, saying
+ * why.
  *
  * <p>Embedded runs only: the switch and the moments it moved are this JVM's statics.
  */
@@ -24,6 +26,7 @@ final class FailOnce implements MapFunction<Event, Event> {
     private static volatile long heldAtMs;
     private static volatile long failedAtMs;
     private static volatile long failedAtEvents;
+    private static volatile Throwable checkpointError;
 
     /** Forgets an earlier run in this JVM (tests run several). */
     static void reset() {
@@ -33,12 +36,24 @@ final class FailOnce implements MapFunction<Event, Event> {
         heldAtMs = 0;
         failedAtMs = 0;
         failedAtEvents = 0;
+        checkpointError = null;
     }
 
     /** Slows the sources to a trickle until {@link #arm()}. */
     static void hold() {
         heldAtMs = System.currentTimeMillis();
         held = true;
+    }
+
+    /** Lets the sources run on without a failure: the checkpoint to restore could not be taken. */
+    static void release(Throwable error) {
+        checkpointError = error;
+        held = false;
+    }
+
+    /** Why the checkpoint to restore could not be taken, or null. */
+    static Throwable checkpointError() {
+        return checkpointError;
     }
 
     /** The next event through any subtask throws. */

@@ -57,9 +57,9 @@ public final class NexmarkRunner {
                     + "  [--latency-out PREFIX: write '<sink ms> <window end ms>' per output record"
                     + " to PREFIX.<subtask>]\n"
                     + "  [--fail-after N: embedded, with --checkpoint-interval: fail the job once,"
-                    + " at the first\n"
-                    + "   checkpoint completed after N events, and report its restore on the result"
-                    + " line]";
+                    + " right after a\n"
+                    + "   checkpoint triggered once N events were generated, and report its restore"
+                    + " on the result line]";
 
     private NexmarkRunner() {}
 
@@ -368,7 +368,7 @@ public final class NexmarkRunner {
                                     if (events >= options.failAfter()
                                             && triggered.compareAndSet(false, true)) {
                                         FailOnce.hold();
-                                        cluster.triggerCheckpoint(job).thenRun(FailOnce::arm);
+                                        checkpointThenFail(cluster, job, CHECKPOINT_ATTEMPTS);
                                     }
                                 });
                 timeline.start();
@@ -420,6 +420,15 @@ public final class NexmarkRunner {
     private static String recovery(
             Options options, RestoreTimeline timeline, PrintStream progress) {
         long failedAt = FailOnce.failedAtMs();
+        if (FailOnce.checkpointError() != null) {
+            throw new IllegalStateException(
+                    "--fail-after "
+                            + options.failAfter()
+                            + ": the checkpoint to restore failed "
+                            + CHECKPOINT_ATTEMPTS
+                            + " times, so no failure was injected",
+                    FailOnce.checkpointError());
+        }
         if (failedAt == 0) {
             throw new IllegalStateException(
                     "--fail-after "
@@ -456,6 +465,28 @@ public final class NexmarkRunner {
                 r.rateBefore(),
                 r.steadyMs());
         return r.fields();
+    }
+
+    /** How often a {@code --fail-after} run triggers its checkpoint before it gives up. */
+    static final int CHECKPOINT_ATTEMPTS = 3;
+
+    /**
+     * Triggers the checkpoint a {@code --fail-after} run restores and arms the failure when it
+     * completes; a checkpoint that fails is triggered again, up to {@code attempts} times, and then
+     * the sources are released without a failure (the run then fails, saying so).
+     */
+    private static void checkpointThenFail(MiniCluster cluster, JobID job, int attempts) {
+        cluster.triggerCheckpoint(job)
+                .whenComplete(
+                        (path, error) -> {
+                            if (error == null) {
+                                FailOnce.arm();
+                            } else if (attempts > 1) {
+                                checkpointThenFail(cluster, job, attempts - 1);
+                            } else {
+                                FailOnce.release(error);
+                            }
+                        });
     }
 
     /**
