@@ -631,11 +631,11 @@ final class Report {
     private static void restoreSection(StringBuilder md, List<Row> rows) {
         md.append("## Restore after a failure\n\n");
         md.append(
-                "Each run checkpoints (incremental) and fails once (`NexmarkRunner --fail-after`): an"
-                        + " exception on the first event after the first checkpoint completed"
-                        + " past 80% of the events, when the window state is about the state"
-                        + " factor times managed memory. Flink restarts at once and restores that"
-                        + " checkpoint. *restore*: from the failure until every subtask had"
+                "Each run checkpoints (incremental) and fails once (`NexmarkRunner --fail-after`):"
+                        + " at 80% of the events, when the window state is about the state factor"
+                        + " times managed memory, the sources are held to a trickle, a checkpoint"
+                        + " is triggered, and the first event after it completes throws. Flink"
+                        + " restarts at once and restores that checkpoint. *restore*: from the failure until every subtask had"
                         + " restored its state and ran again (the end of Flink's"
                         + " JobInitialization span); *state init*: the slowest subtask's state"
                         + " initialization in it (Flink's maxInitializeStateDurationMs);"
