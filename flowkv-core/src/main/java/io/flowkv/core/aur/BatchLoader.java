@@ -156,6 +156,25 @@ final class BatchLoader {
                             + table.diskBytes(requested)
                             + " flushed bytes");
         }
+        try {
+            return readBatch(requested, stamp, consumer);
+        } catch (IOException | RuntimeException e) {
+            // Copies admitted for this read and not filled would later be served as values:
+            // drop them all; their windows are read from the logs again when asked for.
+            for (int i = 0; i < batch.size(); i++) {
+                int id = batch.id(i);
+                if (table.batchStamp(id) == stamp) {
+                    prefetch.evict(id);
+                    table.setBatchStamp(id, 0);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** The reading part of {@link #load}: the frames of the windows stamped {@code stamp}. */
+    private boolean readBatch(int requested, long stamp, ValueConsumer consumer)
+            throws IOException {
         boolean any = false;
         long read = 0;
         long loaded = 0;
