@@ -2,6 +2,7 @@ package io.flowkv.flink;
 
 import io.flowkv.flink.metrics.FlowKVMetrics;
 import io.flowkv.flink.metrics.StoreStatsLine;
+import io.flowkv.flink.restore.RestoreFetch;
 import io.flowkv.flink.snapshot.FlowKVIncrementalSnapshotStrategy;
 import io.flowkv.flink.snapshot.FlowKVSnapshotStrategy;
 import io.flowkv.flink.snapshot.PreFlushSchedule;
@@ -72,6 +73,7 @@ import javax.annotation.Nonnull;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -114,6 +116,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     private final FlowKVOptions.CheckpointCompression checkpointCompression;
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
+    private final RestoreFetch restoreFetch;
     private final UUID backendIdentifier = UUID.randomUUID();
     private final ObjectCacheBudget objectCacheBudget;
     private long keyVersion;
@@ -140,6 +143,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
             FlowKVOptions.CheckpointCompression checkpointCompression,
             UploadedFiles uploads,
             LocalRecoveryConfig localRecovery,
+            RestoreFetch restoreFetch,
             FlowKVMetrics metrics) {
         super(
                 kvStateRegistry,
@@ -172,6 +176,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         this.checkpointCompression = checkpointCompression;
         this.uploads = uploads;
         this.localRecovery = localRecovery;
+        this.restoreFetch = restoreFetch;
         this.metrics = metrics;
         for (RegisteredState restored : restoredStates.all()) {
             metrics.register(restored);
@@ -803,6 +808,7 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                                     backendIdentifier,
                                     uploads,
                                     localRecovery,
+                                    restoreFetch,
                                     reuse,
                                     checkpointCompression,
                                     metrics),
@@ -851,6 +857,8 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
         }
         disposed = true;
         super.dispose();
+        // Restored files still being fetched stop arriving before the stores close.
+        restoreFetch.close();
         for (RegisteredState registered : states.all()) {
             if (LOG.isInfoEnabled()
                     && registered.state() instanceof AbstractFlowKVState
@@ -892,6 +900,12 @@ public class FlowKVKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
                     binder.factory().baseDirectory(),
                     e);
         }
+    }
+
+    /** The directory of this backend's store files (deleted at dispose). */
+    @VisibleForTesting
+    public Path workingDirectory() {
+        return binder.factory().baseDirectory();
     }
 
     @Override

@@ -297,6 +297,22 @@ public final class FlowKVOptions {
                                     + "check, write), one file at a time each. Allowed: "
                                     + "[1, 64].");
 
+    public static final ConfigOption<Boolean> RESTORE_IN_BACKGROUND =
+            ConfigOptions.key("state.backend.flowkv.restore-in-background")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "Whether a subtask restored in place (same key groups) from an "
+                                    + "incremental or NATIVE full checkpoint in the checkpoint "
+                                    + "storage (not a task-local copy) starts processing "
+                                    + "before every store file is fetched: the restore-threads "
+                                    + "fetch them in the background, and a store that needs a "
+                                    + "file not fetched yet waits for it or fetches it itself. "
+                                    + "A file that fails to fetch fails the access to it and the "
+                                    + "next checkpoint, naming the file. false: the restore "
+                                    + "fetches every file before the subtask starts, and fails "
+                                    + "at once on a bad file.");
+
     /** Heap bytes a timer is taken to cost when the heap limit is derived from the JVM heap. */
     public static final int TIMER_HEAP_BYTES_ESTIMATE = 128;
 

@@ -7,6 +7,7 @@ import io.flowkv.flink.config.FlowKVSettings;
 import io.flowkv.flink.metrics.FlowKVMetrics;
 import io.flowkv.flink.restore.FlowKVIncrementalRestoreOperation;
 import io.flowkv.flink.restore.FlowKVRestoreOperation;
+import io.flowkv.flink.restore.RestoreFetch;
 import io.flowkv.flink.restore.RestoreTarget;
 import io.flowkv.flink.snapshot.FlowKVIncrementalSnapshotStrategy;
 import io.flowkv.flink.snapshot.UploadedFiles;
@@ -236,7 +237,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                                 predictorClass,
                                 operatorIdentifier,
                                 userClassLoader);
-        FileIo fileIo =
+        FileIo underlying =
                 settings.fileIoFactory() == null
                         ? FileIo.DEFAULT
                         : loadPlugin(
@@ -246,6 +247,36 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                                         operatorIdentifier,
                                         userClassLoader)
                                 .create();
+        // Closed by the backend's dispose; here only if the build fails after the restore began.
+        RestoreFetch fileIo = new RestoreFetch(underlying);
+        try {
+            return assemble(parameters, budget, base, lease, override, predictor, fileIo);
+        } catch (Exception e) {
+            fileIo.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The backend, its restore done, on {@code fileIo}; {@code override} and {@code predictor} as
+     * resolved for this operator.
+     */
+    private <K> FlowKVKeyedStateBackend<K> assemble(
+            KeyedStateBackendParameters<K> parameters,
+            MemoryBudget budget,
+            Path base,
+            AutoCloseable lease,
+            String override,
+            TriggerTimePredictor predictor,
+            RestoreFetch fileIo)
+            throws Exception {
+        Environment env = parameters.getEnv();
+        String operatorIdentifier = parameters.getOperatorIdentifier();
+        ClassLoader userClassLoader = env.getUserCodeClassLoader().asClassLoader();
+        int numberOfKeyGroups = parameters.getNumberOfKeyGroups();
+        int keyGroupPrefixBytes =
+                CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
+                        numberOfKeyGroups);
         StateRegistry states = new StateRegistry();
         Map<String, HeapPriorityQueueSnapshotRestoreWrapper<?>> queues = new HashMap<>();
         HeapPriorityQueueSetFactory queueFactory =
@@ -287,7 +318,12 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                         queueFactory,
                         binder);
         if (FlowKVIncrementalRestoreOperation.isIncremental(parameters.getStateHandles())) {
-            new FlowKVIncrementalRestoreOperation<>(target, uploads, settings.restoreThreads())
+            new FlowKVIncrementalRestoreOperation<>(
+                            target,
+                            uploads,
+                            fileIo,
+                            settings.restoreThreads(),
+                            settings.restoreInBackground())
                     .restore(parameters.getStateHandles());
         } else {
             new FlowKVRestoreOperation<>(target).restore(parameters.getStateHandles());
@@ -335,6 +371,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                 settings.checkpointCompression(),
                 uploads,
                 localRecovery,
+                fileIo,
                 metrics);
     }
 

@@ -90,7 +90,9 @@ record BenchOptions(
                             + " checkpoints: pre-flushes-per-checkpoint 0),",
                     "                          flowkv-nocache (no object cache:"
                             + " object-cache.size 0),",
-                    "                          flowkv-bigcache (object-cache.size 200m)",
+                    "                          flowkv-bigcache (object-cache.size 200m),",
+                    "                          flowkv-fetchfirst (restore-in-background false:"
+                            + " restored files fetched before the subtask starts)",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",

@@ -69,7 +69,8 @@ record RunSpec(
      * AUR store from the start; {@code flowkv-nopreflush} flushes store instances at checkpoints
      * only, the A/B of desynchronised flushes; {@code flowkv-nocache} turns the object cache off,
      * {@code flowkv-bigcache} gives it 200 MiB (a quarter of the large runs' heap, against the
-     * default sixteenth).
+     * default sixteenth); {@code flowkv-fetchfirst} fetches every restored file before the subtask
+     * starts (restore-in-background off).
      */
     static final Map<String, Map<String, String>> VARIANTS =
             Map.of(
@@ -85,6 +86,8 @@ record RunSpec(
                     Map.of("state.backend.flowkv.object-cache.size", "0"),
                     "flowkv-bigcache",
                     Map.of("state.backend.flowkv.object-cache.size", "200m"),
+                    "flowkv-fetchfirst",
+                    Map.of("state.backend.flowkv.restore-in-background", "false"),
                     "rocksdb-heaptimers",
                     Map.of("state.backend.rocksdb.timer-service.factory", "HEAP"),
                     "forst-heaptimers",

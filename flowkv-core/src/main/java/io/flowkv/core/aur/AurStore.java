@@ -1135,7 +1135,9 @@ public final class AurStore implements ListStore, TriggerTimes {
         indexLogs.replaceAll(m.indexLogs);
         long dataTotal = 0;
         for (LogSegment segment : m.dataLogs) {
-            segment.reader(io);
+            if (options.openDataLogsOnRestore()) {
+                segment.reader(io);
+            }
             dataTotal += segment.size - LogFileHeader.LENGTH;
         }
         verifyIndex(manifest);

@@ -32,6 +32,7 @@ public final class AurStoreOptions extends StoreOptions {
     private final long segmentSize;
     private final long statCacheBytes;
     private final TriggerTimePredictor predictor;
+    private final boolean openDataLogsOnRestore;
 
     private AurStoreOptions(Builder b) {
         super(b);
@@ -41,6 +42,7 @@ public final class AurStoreOptions extends StoreOptions {
         this.segmentSize = b.segmentSize;
         this.statCacheBytes = b.statCacheBytes;
         this.predictor = b.predictor;
+        this.openDataLogsOnRestore = b.openDataLogsOnRestore;
     }
 
     public static Builder builder(Path directory) {
@@ -78,6 +80,14 @@ public final class AurStoreOptions extends StoreOptions {
         return predictor;
     }
 
+    /**
+     * Whether a restore opens every data log at once, so that a missing file or a bad header fails
+     * the restore; otherwise each is opened (and its header checked) at its first read.
+     */
+    public boolean openDataLogsOnRestore() {
+        return openDataLogsOnRestore;
+    }
+
     /** Builder; each setter checks its argument. */
     public static final class Builder extends StoreOptions.Builder<Builder, AurStoreOptions> {
         private double readBatchRatio = DEFAULT_READ_BATCH_RATIO;
@@ -86,6 +96,7 @@ public final class AurStoreOptions extends StoreOptions {
         private long segmentSize = DEFAULT_SEGMENT_SIZE;
         private long statCacheBytes = DEFAULT_STAT_CACHE_BYTES;
         private TriggerTimePredictor predictor = TriggerTimePredictor.sessionGap();
+        private boolean openDataLogsOnRestore = true;
 
         private Builder(Path directory) {
             super(directory, DEFAULT_WRITE_BUFFER_BYTES, MIN_WRITE_BUFFER_BYTES);
@@ -121,6 +132,15 @@ public final class AurStoreOptions extends StoreOptions {
 
         public Builder predictor(TriggerTimePredictor predictor) {
             this.predictor = Checks.checkNotNull("predictor", predictor);
+            return this;
+        }
+
+        /**
+         * false: a restore opens no data log; each opens at its first read (for a caller that
+         * checked the files itself, or brings them in while the store runs).
+         */
+        public Builder openDataLogsOnRestore(boolean open) {
+            this.openDataLogsOnRestore = open;
             return this;
         }
 

@@ -466,6 +466,40 @@ class AurStoreTest {
     }
 
     @Test
+    void shouldOpenDataLogsAtTheirFirstReadWhenAskedTo() throws IOException {
+        AurStoreOptions.Builder options = options().openDataLogsOnRestore(false);
+        open(options);
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("k"), window, bytes("value"), 1);
+        store.append(bytes("other"), window, bytes("kept"), 1);
+        SealedStore sealed = store.seal();
+        Path data = sealed.files().get(0).path();
+        assertThat(data.getFileName().toString()).startsWith("aur-data-");
+        Path aside = data.resolveSibling("aside");
+        Files.move(data, aside);
+        store.close();
+        // The data log is missing, yet the restore succeeds: nothing opened it.
+        store = AurStore.restore(options.build(), budget, sealed.manifest());
+        assertThatThrownBy(() -> read(store, bytes("k"), window))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(data.getFileName().toString());
+        // Once it is there, the read that opens it succeeds; the failed read's batch had admitted
+        // this window's prefetched copy, which must not be served unfilled.
+        Files.move(aside, data);
+        assertThat(read(store, bytes("other"), window)).containsExactly("kept");
+
+        store.close();
+        try (RandomAccessFile file = new RandomAccessFile(data.toFile(), "rw")) {
+            file.setLength(file.length() - 3);
+        }
+        store = AurStore.restore(options.build(), budget, sealed.manifest());
+        assertThatThrownBy(() -> read(store, bytes("k"), window))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(data.getFileName().toString())
+                .hasMessageContaining("truncated");
+    }
+
+    @Test
     void shouldRejectACorruptManifest() throws IOException {
         AurStoreOptions.Builder options = options();
         open(options);

@@ -32,6 +32,7 @@ public record FlowKVSettings(
         int preFlushesPerCheckpoint,
         long objectCacheBytes,
         int restoreThreads,
+        boolean restoreInBackground,
         Set<MetricsGroup> metricGroups,
         String fileIoFactory)
         implements Serializable {
@@ -77,6 +78,7 @@ public record FlowKVSettings(
                         .map(size -> size.getBytes())
                         .orElse(DERIVED),
                 config.get(FlowKVOptions.RESTORE_THREADS),
+                config.get(FlowKVOptions.RESTORE_IN_BACKGROUND),
                 MetricsGroup.enabledIn(config),
                 config.getOptional(FlowKVOptions.FILE_IO_FACTORY).orElse(null));
     }

@@ -1,5 +1,6 @@
 package io.flowkv.flink.restore;
 
+import io.flowkv.core.log.FileIo;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.snapshot.CheckpointMetadata;
 import io.flowkv.flink.snapshot.TimerSnapshotFile;
@@ -46,12 +47,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -60,8 +56,10 @@ import java.util.zip.CRC32C;
  * when Flink found a local copy.
  *
  * <p>Every store file is fetched, and its length and CRC32C checked against the checkpoint's {@link
- * CheckpointMetadata}, before any store opens it; a missing or corrupt file fails the restore with
- * its path in the message. The stores then check every frame of their files themselves.
+ * CheckpointMetadata}, before any store opens it ({@link RestoreFetch}); a missing or corrupt file
+ * fails with its path in the message. Restored in place, the stores reopen from their manifests
+ * while the files are still fetched in the background ({@code restore-in-background}); otherwise
+ * every file is fetched first.
  *
  * <p>Same key-group range (no rescaling): the files are placed where the stores had them and the
  * stores reopen from their manifests; nothing is rewritten. Another range: incremental handles
@@ -74,18 +72,30 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
             LoggerFactory.getLogger(FlowKVIncrementalRestoreOperation.class);
 
     private final UploadedFiles uploads;
+    private final RestoreFetch fetch;
     private final int threads;
+    private final boolean inBackground;
     private boolean keySerializerChecked;
 
-    /** {@code threads}: how many files are fetched at once. */
+    /**
+     * {@code fetch}: the stores' file I/O, which fetches the files; {@code threads}: how many files
+     * are fetched at once; {@code inBackground}: a restore in place returns before the store files
+     * are fetched ({@link RestoreFetch}).
+     */
     public FlowKVIncrementalRestoreOperation(
-            RestoreTarget<K> target, UploadedFiles uploads, int threads) {
+            RestoreTarget<K> target,
+            UploadedFiles uploads,
+            RestoreFetch fetch,
+            int threads,
+            boolean inBackground) {
         super(target);
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be >= 1: " + threads);
         }
         this.uploads = uploads;
+        this.fetch = fetch;
         this.threads = threads;
+        this.inBackground = inBackground;
     }
 
     /**
@@ -161,11 +171,21 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
 
     private void restoreInPlace(KeyedStateHandle handle) throws Exception {
         long start = System.nanoTime();
+        long checkpointId = ((AbstractIncrementalStateHandle) handle).getCheckpointId();
         FileSource source = source(handle);
         CheckpointMetadata.Decoded metadata = readMetadata(handle);
         List<RegisteredState> restored = registerStates(metadata);
         Path base = binder.factory().baseDirectory();
-        Map<String, UploadedFiles.SharedFile> files = fetchFiles(metadata, source, base);
+        Map<String, UploadedFiles.SharedFile> files = sharedFiles(metadata, source);
+        fetch.start(
+                fetches(metadata, source, base),
+                threads,
+                "Restore of key groups " + keyGroupRange + " of checkpoint " + checkpointId);
+        // A task-local copy goes once a later checkpoint is confirmed: fetch it all now.
+        boolean background = inBackground && source.encoded();
+        if (!background) {
+            fetch.awaitAll();
+        }
         long fetched = System.nanoTime();
         for (int i = 0; i < restored.size(); i++) {
             CheckpointMetadata.StoredState stored = metadata.states().get(i);
@@ -176,20 +196,23 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
             binder.bindRestored(state, reopen(state, stored, base, metadata.range()));
         }
         long reopened = System.nanoTime();
-        restoreTimers(metadata, base);
+        restoreTimers(metadata, base, fetch);
         deleteTimerFiles(metadata, base);
-        uploads.restored(((AbstractIncrementalStateHandle) handle).getCheckpointId(), files);
+        uploads.restored(checkpointId, files);
         long bytes = 0;
         for (CheckpointMetadata.FileEntry entry : metadata.files()) {
             bytes += entry.length();
         }
         LOG.info(
-                "Restored key groups {} of checkpoint {}: {} files, {} bytes fetched in {} ms,"
+                "Restored key groups {} of checkpoint {}: {} files, {} bytes{} in {} ms,"
                         + " stores reopened in {} ms, timers in {} ms",
                 keyGroupRange,
-                ((AbstractIncrementalStateHandle) handle).getCheckpointId(),
+                checkpointId,
                 metadata.files().size(),
                 bytes,
+                background
+                        ? " (" + fetch.pendingFiles() + " still fetched in the background)"
+                        : " fetched",
                 (fetched - start) / 1_000_000,
                 (reopened - fetched) / 1_000_000,
                 (System.nanoTime() - reopened) / 1_000_000);
@@ -200,8 +223,17 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
         CheckpointMetadata.Decoded metadata = readMetadata(handle);
         List<RegisteredState> restored = registerStates(metadata);
         Path scratch = binder.factory().baseDirectory().resolve("restore-" + UUID.randomUUID());
-        try {
-            fetchFiles(metadata, source, scratch);
+        // Every entry is copied out of the scratch stores at once: fetch every file first.
+        try (RestoreFetch scratchFetch = new RestoreFetch(FileIo.DEFAULT)) {
+            sharedFiles(metadata, source);
+            scratchFetch.start(
+                    fetches(metadata, source, scratch),
+                    threads,
+                    "Restore of key groups "
+                            + handle.getKeyGroupRange()
+                            + " into "
+                            + keyGroupRange);
+            scratchFetch.awaitAll();
             for (int i = 0; i < restored.size(); i++) {
                 CheckpointMetadata.StoredState stored = metadata.states().get(i);
                 if (stored == null) {
@@ -212,7 +244,7 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
                     copyOwnKeyGroups(from, binder.storage(state));
                 }
             }
-            restoreTimers(metadata, scratch);
+            restoreTimers(metadata, scratch, scratchFetch);
         } finally {
             FileUtils.deleteDirectory(scratch.toFile());
         }
@@ -365,72 +397,48 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
     }
 
     /**
-     * Copies every file of the checkpoint under {@code root}, checking length and CRC32C, on up to
-     * {@link #threads} threads; returns them as {@link UploadedFiles} records for later checkpoints
-     * to refer to. The first file that fails fails the fetch, and the others stop.
+     * The checkpoint's files as {@link UploadedFiles} records, for later checkpoints to refer to
+     * instead of uploading them again. Fails, naming the file, if the handle lacks one.
      */
-    private Map<String, UploadedFiles.SharedFile> fetchFiles(
-            CheckpointMetadata.Decoded metadata, FileSource source, Path root)
-            throws IOException, InterruptedException {
+    private static Map<String, UploadedFiles.SharedFile> sharedFiles(
+            CheckpointMetadata.Decoded metadata, FileSource source) throws IOException {
         Map<String, StreamStateHandle> handles = source.sharedHandles();
-        List<CheckpointMetadata.FileEntry> entries = metadata.files();
-        Map<String, UploadedFiles.SharedFile> files = new ConcurrentHashMap<>();
-        int n = Math.min(threads, entries.size());
-        if (n <= 1) {
-            for (CheckpointMetadata.FileEntry entry : entries) {
-                fetchFile(entry, source, root, handles, files);
-            }
-            return new HashMap<>(files);
-        }
-        AtomicInteger created = new AtomicInteger();
-        ExecutorService pool =
-                Executors.newFixedThreadPool(
-                        n,
-                        task -> {
-                            Thread t =
-                                    new Thread(
-                                            task,
-                                            "flowkv-restore-fetch-" + created.incrementAndGet());
-                            t.setDaemon(true);
-                            return t;
-                        });
-        try {
-            List<Future<?>> fetches = new ArrayList<>(entries.size());
-            for (CheckpointMetadata.FileEntry entry : entries) {
-                fetches.add(
-                        pool.submit(
-                                () -> {
-                                    fetchFile(entry, source, root, handles, files);
-                                    return null;
-                                }));
-            }
-            for (Future<?> fetch : fetches) {
-                try {
-                    fetch.get();
-                } catch (ExecutionException e) {
-                    Throwable cause = e.getCause();
-                    if (cause instanceof IOException io) {
-                        throw io;
-                    }
-                    if (cause instanceof RuntimeException runtime) {
-                        throw runtime;
-                    }
-                    throw new IOException("Could not fetch a checkpoint file: " + cause, cause);
+        Map<String, UploadedFiles.SharedFile> files = new HashMap<>();
+        for (CheckpointMetadata.FileEntry entry : metadata.files()) {
+            StreamStateHandle handle = handles.get(entry.path());
+            if (handle == null) {
+                if (!source.encoded()) {
+                    continue; // a task-local copy: its files are read where they are
                 }
+                throw new IOException(
+                        "The checkpoint lists store file "
+                                + entry.path()
+                                + " in its metadata, but its handle has no such shared file");
             }
-        } finally {
-            pool.shutdownNow();
+            files.put(
+                    entry.path(),
+                    new UploadedFiles.SharedFile(
+                            handle, entry.length(), entry.crc32c(), entry.encoding(), false));
         }
-        return new HashMap<>(files);
+        return files;
+    }
+
+    /** The copies that bring every file of the checkpoint under {@code root}, in its order. */
+    private static List<RestoreFetch.File> fetches(
+            CheckpointMetadata.Decoded metadata, FileSource source, Path root) {
+        List<RestoreFetch.File> files = new ArrayList<>(metadata.files().size());
+        for (CheckpointMetadata.FileEntry entry : metadata.files()) {
+            files.add(
+                    new RestoreFetch.File(
+                            root.resolve(entry.path()),
+                            stop -> fetchFile(entry, source, root, stop)));
+        }
+        return files;
     }
 
     /** Copies one file of the checkpoint under {@code root}, checking length and CRC32C. */
     private static void fetchFile(
-            CheckpointMetadata.FileEntry entry,
-            FileSource source,
-            Path root,
-            Map<String, StreamStateHandle> handles,
-            Map<String, UploadedFiles.SharedFile> files)
+            CheckpointMetadata.FileEntry entry, FileSource source, Path root, BooleanSupplier stop)
             throws IOException {
         byte[] buffer = new byte[64 * 1024];
         Path target = root.resolve(entry.path());
@@ -444,6 +452,9 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
             InputStream decoded = lz4 ? lz4Frame(in, source, entry) : in;
             int n;
             while ((n = decoded.read(buffer)) >= 0) {
+                if (stop.getAsBoolean()) {
+                    throw new IOException("the fetch was stopped: the backend is closing");
+                }
                 crc.update(buffer, 0, n);
                 out.write(buffer, 0, n);
                 length += n;
@@ -470,13 +481,6 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
                             "Checkpoint file %s is corrupt: CRC32C 0x%08x, the checkpoint"
                                     + " recorded 0x%08x",
                             source.describe(entry.path()), (int) crc.getValue(), entry.crc32c()));
-        }
-        StreamStateHandle handle = handles.get(entry.path());
-        if (handle != null) {
-            files.put(
-                    entry.path(),
-                    new UploadedFiles.SharedFile(
-                            handle, entry.length(), entry.crc32c(), entry.encoding(), false));
         }
     }
 
@@ -595,7 +599,8 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
      * metadata for heap queues, read from their timer file (fetched into {@code root}) for queues
      * FlowKV stored.
      */
-    private void restoreTimers(CheckpointMetadata.Decoded metadata, Path root) throws IOException {
+    private void restoreTimers(CheckpointMetadata.Decoded metadata, Path root, RestoreFetch files)
+            throws IOException {
         int q = 0;
         DataInputDeserializer in = new DataInputDeserializer();
         for (StateMetaInfoSnapshot snapshot : metadata.proxy().getStateMetaInfoSnapshots()) {
@@ -610,6 +615,7 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
                     queue.getMetaInfo().getElementSerializer();
             String timerFile = metadata.timerFiles().get(q);
             if (timerFile != null) {
+                files.await(root.resolve(timerFile));
                 try {
                     TimerSnapshotFile.read(
                             root.resolve(timerFile),

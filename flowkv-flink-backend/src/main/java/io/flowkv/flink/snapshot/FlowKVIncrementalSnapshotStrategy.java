@@ -3,6 +3,7 @@ package io.flowkv.flink.snapshot;
 import io.flowkv.core.SealedStore;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.metrics.FlowKVMetrics;
+import io.flowkv.flink.restore.RestoreFetch;
 import io.flowkv.flink.storage.RegisteredState;
 import io.flowkv.flink.storage.StateRegistry;
 import io.flowkv.flink.storage.StateStorage;
@@ -111,6 +112,10 @@ public final class FlowKVIncrementalSnapshotStrategy<K>
     private final UUID backendIdentifier;
     private final UploadedFiles uploads;
     private final LocalRecoveryConfig localRecovery;
+
+    /** Files of the last restore still arriving: a file is linked only once it is there. */
+    private final RestoreFetch restoreFetch;
+
     private final boolean reuseConfirmedFiles;
     private final FlowKVOptions.CheckpointCompression compression;
     private final FlowKVMetrics metrics;
@@ -124,6 +129,7 @@ public final class FlowKVIncrementalSnapshotStrategy<K>
             UUID backendIdentifier,
             UploadedFiles uploads,
             LocalRecoveryConfig localRecovery,
+            RestoreFetch restoreFetch,
             boolean reuseConfirmedFiles,
             FlowKVOptions.CheckpointCompression compression,
             FlowKVMetrics metrics) {
@@ -135,6 +141,7 @@ public final class FlowKVIncrementalSnapshotStrategy<K>
         this.backendIdentifier = backendIdentifier;
         this.uploads = uploads;
         this.localRecovery = localRecovery;
+        this.restoreFetch = restoreFetch;
         this.reuseConfirmedFiles = reuseConfirmedFiles;
         this.compression = compression;
         this.metrics = metrics;
@@ -190,6 +197,8 @@ public final class FlowKVIncrementalSnapshotStrategy<K>
 
     @Override
     public IncrementalResources syncPrepareResources(long checkpointId) throws Exception {
+        // No checkpoint refers to restored files of which one could not be fetched.
+        restoreFetch.checkFailed();
         RegisteredSnapshot taken = RegisteredSnapshot.take(states, priorityQueues);
         List<StateMetaInfoSnapshot> metaInfos = taken.metaInfos();
         List<RegisteredState> kvStates = taken.kvStates();
@@ -242,6 +251,7 @@ public final class FlowKVIncrementalSnapshotStrategy<K>
                         }
                         if (!reuse || linkAll) {
                             Path link = snapshotDir.resolve(path);
+                            restoreFetch.await(file.path());
                             linkOrCopy(file.path(), link);
                             if (!reuse) {
                                 newFiles.add(new NewFile(path, link, file.length()));

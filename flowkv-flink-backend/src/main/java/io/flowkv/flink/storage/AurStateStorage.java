@@ -46,6 +46,9 @@ final class AurStateStorage extends ListStorage<AurStore> {
                                     .prefetchBufferLimit(sizing.aurPrefetchBuffer(n))
                                     .statCacheBytes(sizing.aurStatCache(n))
                                     .jitterSeed(seed * 1_000_003L + i)
+                                    // A restore checked every file against its checkpoint's
+                                    // CRC32C, and may still be fetching the data logs.
+                                    .openDataLogsOnRestore(false)
                                     .build();
                     return manifests == null
                             ? AurStore.open(options, budget)

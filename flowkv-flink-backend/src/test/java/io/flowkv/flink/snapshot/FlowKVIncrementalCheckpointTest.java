@@ -84,6 +84,7 @@ class FlowKVIncrementalCheckpointTest {
             FlowKVOptions.CHECKPOINT_COMPRESSION.defaultValue();
 
     private int restoreThreads = FlowKVOptions.RESTORE_THREADS.defaultValue();
+    private boolean restoreInBackground = FlowKVOptions.RESTORE_IN_BACKGROUND.defaultValue();
     private final List<MockEnvironment> environments = new ArrayList<>();
 
     @AfterEach
@@ -300,9 +301,61 @@ class FlowKVIncrementalCheckpointTest {
             raf.seek(at);
             raf.write(b ^ 0x40);
         }
+        // Restored in the background: the state that needs the file fails, naming it, and so
+        // does the next checkpoint, which must not refer to it.
+        FlowKVKeyedStateBackend<Integer> restored =
+                backend(KeyGroupRange.of(0, 127), List.of(handle));
+        assertThatThrownBy(() -> read(restored, 0, 500))
+                .hasStackTraceContaining(victim.getLocalPath())
+                .hasStackTraceContaining("corrupt");
+        assertThatThrownBy(() -> snapshot(restored, 2))
+                .hasStackTraceContaining(victim.getLocalPath())
+                .hasStackTraceContaining("corrupt");
+        // Fetched up front, the restore itself fails.
+        restoreInBackground = false;
         assertThatThrownBy(() -> backend(KeyGroupRange.of(0, 127), List.of(handle)))
                 .hasStackTraceContaining(victim.getLocalPath())
                 .hasStackTraceContaining("corrupt");
+    }
+
+    @Test
+    void shouldServeAndCheckpointABackendWhoseFilesAreStillArriving() throws Exception {
+        LocalRecoveryConfig local =
+                LocalRecoveryConfig.backupAndRecoveryEnabled(
+                        new LocalSnapshotDirectoryProviderImpl(
+                                Files.createDirectories(temp.resolve("local")).toFile(),
+                                new JobID(),
+                                new JobVertexID(),
+                                0));
+        FlowKVKeyedStateBackend<Integer> backend =
+                backend(KeyGroupRange.of(0, 127), List.of(), local);
+        Map<String, String> model = new TreeMap<>();
+        write(backend, model, 0, 600, 0);
+        IncrementalRemoteKeyedStateHandle first = remote(snapshotResult(backend, 1));
+        // One fetch thread: most files are still queued when the restore returns. A checkpoint
+        // taken at once links every file (local recovery), waiting for or fetching each; writes
+        // and reads go on meanwhile.
+        restoreThreads = 1;
+        FlowKVKeyedStateBackend<Integer> restored =
+                backend(KeyGroupRange.of(0, 127), List.of(first), local);
+        write(restored, model, 100, 200, 1);
+        SnapshotResult<KeyedStateHandle> second = snapshotResult(restored, 2);
+        assertThat(read(restored, 0, 600)).isEqualTo(model);
+        assertThat(
+                        read(
+                                backend(
+                                        KeyGroupRange.of(0, 127),
+                                        List.of(second.getTaskLocalSnapshot()),
+                                        local),
+                                0,
+                                600))
+                .isEqualTo(model);
+        // Disposed while its files may still arrive: the fetch stops, the directory goes.
+        FlowKVKeyedStateBackend<Integer> early =
+                backend(KeyGroupRange.of(0, 127), List.of(first), local);
+        Path workDir = early.workingDirectory();
+        early.dispose();
+        assertThat(workDir).doesNotExist();
     }
 
     @Test
@@ -362,6 +415,7 @@ class FlowKVIncrementalCheckpointTest {
         config.set(FlowKVOptions.FULL_CHECKPOINT_FORMAT, fullFormat);
         config.set(FlowKVOptions.CHECKPOINT_COMPRESSION, compression);
         config.set(FlowKVOptions.RESTORE_THREADS, restoreThreads);
+        config.set(FlowKVOptions.RESTORE_IN_BACKGROUND, restoreInBackground);
         FlowKVStateBackend stateBackend =
                 new FlowKVStateBackend().configure(config, getClass().getClassLoader());
         FlowKVKeyedStateBackend<Integer> backend =

@@ -1,0 +1,241 @@
+package io.flowkv.flink.restore;
+
+import io.flowkv.core.log.FileIo;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link RestoreFetch}: files arrive in the background; a store touching one waits for it or
+ * fetches it itself; deletes, failures and close.
+ */
+class RestoreFetchTest {
+    @TempDir Path dir;
+
+    private final List<RestoreFetch> open = new ArrayList<>();
+
+    /** Names of the threads that copied each file. */
+    private final ConcurrentHashMap<Path, String> copiedBy = new ConcurrentHashMap<>();
+
+    @AfterEach
+    void close() {
+        open.forEach(RestoreFetch::close);
+    }
+
+    private RestoreFetch fetch(FileIo io) {
+        RestoreFetch fetch = new RestoreFetch(io);
+        open.add(fetch);
+        return fetch;
+    }
+
+    /** A file whose copy writes {@code content}, recording the thread, after {@code gate}. */
+    private RestoreFetch.File file(String name, String content, CountDownLatch gate) {
+        Path target = dir.resolve(name);
+        return new RestoreFetch.File(
+                target,
+                stop -> {
+                    try {
+                        if (!gate.await(30, TimeUnit.SECONDS)) {
+                            throw new IOException("gate never opened");
+                        }
+                    } catch (InterruptedException e) {
+                        throw new IOException(e);
+                    }
+                    copiedBy.put(target, Thread.currentThread().getName());
+                    Files.writeString(target, content);
+                });
+    }
+
+    @Test
+    void shouldFetchEveryFileInTheBackground() throws Exception {
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        CountDownLatch open = new CountDownLatch(0);
+        List<RestoreFetch.File> files = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            files.add(file("f" + i, "content " + i, open));
+        }
+        fetch.start(files, 3, "test");
+        fetch.awaitAll();
+        assertThat(fetch.pendingFiles()).isZero();
+        for (int i = 0; i < 20; i++) {
+            assertThat(Files.readString(dir.resolve("f" + i))).isEqualTo("content " + i);
+        }
+        assertThat(copiedBy.values()).allMatch(t -> t.startsWith("flowkv-restore-fetch-"));
+        fetch.checkFailed();
+    }
+
+    @Test
+    void shouldFetchAFileNoThreadTookOnTheThreadThatNeedsIt() throws Exception {
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        CountDownLatch blocked = new CountDownLatch(1);
+        CountDownLatch free = new CountDownLatch(0);
+        CountDownLatch firstTaken = new CountDownLatch(1);
+        RestoreFetch.File first = file("first", "1", blocked);
+        // One fetch thread, held on the first file: the second waits in the queue.
+        fetch.start(
+                List.of(
+                        new RestoreFetch.File(
+                                first.target(),
+                                stop -> {
+                                    firstTaken.countDown();
+                                    first.copy().run(stop);
+                                }),
+                        file("second", "2", free)),
+                1,
+                "test");
+        assertThat(firstTaken.await(30, TimeUnit.SECONDS)).isTrue();
+        try (FileChannel channel = fetch.openForRead(dir.resolve("second"))) {
+            assertThat(channel.size()).isEqualTo(1);
+        }
+        assertThat(copiedBy.get(dir.resolve("second"))).isEqualTo(Thread.currentThread().getName());
+        assertThat(fetch.pendingFiles()).isEqualTo(1);
+        blocked.countDown();
+        fetch.awaitAll();
+        assertThat(copiedBy.get(dir.resolve("first"))).startsWith("flowkv-restore-fetch-");
+    }
+
+    @Test
+    void shouldWaitForAFileAFetchThreadIsCopying() throws Exception {
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Path target = dir.resolve("slow");
+        fetch.start(
+                List.of(
+                        new RestoreFetch.File(
+                                target,
+                                stop -> {
+                                    started.countDown();
+                                    try {
+                                        release.await(30, TimeUnit.SECONDS);
+                                    } catch (InterruptedException e) {
+                                        throw new IOException(e);
+                                    }
+                                    Files.writeString(target, "done");
+                                })),
+                1,
+                "test");
+        assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+        Thread releaser =
+                new Thread(
+                        () -> {
+                            try {
+                                Thread.sleep(100);
+                            } catch (InterruptedException ignored) {
+                                // released at once then
+                            }
+                            release.countDown();
+                        });
+        releaser.start();
+        try (FileChannel channel = fetch.openForRead(target)) {
+            assertThat(channel.size()).isEqualTo(4);
+        }
+        releaser.join();
+    }
+
+    @Test
+    void shouldNotFetchAFileDeletedBeforeItsTurn() throws Exception {
+        Set<Path> deleted = ConcurrentHashMap.newKeySet();
+        RestoreFetch fetch =
+                fetch(
+                        new FileIo() {
+                            @Override
+                            public void delete(Path file) throws IOException {
+                                deleted.add(file);
+                                FileIo.super.delete(file);
+                            }
+                        });
+        CountDownLatch blocked = new CountDownLatch(1);
+        fetch.start(List.of(file("first", "1", blocked), file("second", "2", blocked)), 1, "test");
+        fetch.delete(dir.resolve("second"));
+        assertThat(deleted).containsExactly(dir.resolve("second"));
+        blocked.countDown();
+        fetch.awaitAll();
+        assertThat(dir.resolve("first")).exists();
+        assertThat(dir.resolve("second")).doesNotExist();
+        assertThat(copiedBy).doesNotContainKey(dir.resolve("second"));
+    }
+
+    @Test
+    void shouldFailTheAccessToAFileThatCouldNotBeFetchedAndTheNextCheckpoint() throws Exception {
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        Path bad = dir.resolve("bad");
+        fetch.start(
+                List.of(
+                        new RestoreFetch.File(
+                                bad,
+                                stop -> {
+                                    throw new IOException("Checkpoint file x/bad is corrupt");
+                                }),
+                        file("good", "g", new CountDownLatch(0))),
+                2,
+                "test");
+        assertThatThrownBy(() -> fetch.openForRead(bad))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(bad.toString())
+                .hasMessageContaining("Checkpoint file x/bad is corrupt");
+        try (FileChannel channel = fetch.openForRead(dir.resolve("good"))) {
+            assertThat(channel.size()).isEqualTo(1);
+        }
+        assertThatThrownBy(fetch::checkFailed).hasMessageContaining("x/bad is corrupt");
+        assertThatThrownBy(fetch::awaitAll).hasMessageContaining("x/bad is corrupt");
+    }
+
+    @Test
+    void shouldStopFetchingWhenClosed() throws Exception {
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        CountDownLatch copying = new CountDownLatch(1);
+        CountDownLatch stopped = new CountDownLatch(1);
+        List<RestoreFetch.File> files = new ArrayList<>();
+        files.add(
+                new RestoreFetch.File(
+                        dir.resolve("endless"),
+                        stop -> {
+                            copying.countDown();
+                            while (!stop.getAsBoolean()) {
+                                Thread.onSpinWait();
+                            }
+                            stopped.countDown();
+                            throw new IOException("stopped");
+                        }));
+        files.add(file("never", "n", new CountDownLatch(0)));
+        fetch.start(files, 1, "test");
+        assertThat(copying.await(30, TimeUnit.SECONDS)).isTrue();
+        fetch.close();
+        // close() returned after the copy under way saw the stop.
+        assertThat(stopped.getCount()).isZero();
+        assertThat(dir.resolve("never")).doesNotExist();
+        assertThatThrownBy(() -> fetch.openForRead(dir.resolve("never")))
+                .hasMessageContaining("closed");
+        // A close is not a failure of the checkpoint's files.
+        fetch.checkFailed();
+    }
+
+    @Test
+    void shouldPassOtherFilesStraightThrough() throws Exception {
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        Path other = dir.resolve("other");
+        try (FileChannel channel = fetch.openForAppend(other)) {
+            assertThat(channel.size()).isZero();
+        }
+        fetch.moveAtomically(other, dir.resolve("moved"));
+        fetch.delete(dir.resolve("moved"));
+        assertThat(dir.resolve("moved")).doesNotExist();
+        assertThat(fetch.pendingFiles()).isZero();
+    }
+}
