@@ -177,13 +177,12 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
         List<RegisteredState> restored = registerStates(metadata);
         Path base = binder.factory().baseDirectory();
         Map<String, UploadedFiles.SharedFile> files = sharedFiles(metadata, source);
-        fetch.start(
-                fetches(metadata, source, base),
-                threads,
-                "Restore of key groups " + keyGroupRange + " of checkpoint " + checkpointId);
+        String label = "Restore of key groups " + keyGroupRange + " of checkpoint " + checkpointId;
+        fetch.add(fetches(metadata, source, base));
         // A task-local copy goes once a later checkpoint is confirmed: fetch it all now.
         boolean background = inBackground && source.encoded();
         if (!background) {
+            fetch.start(threads, label);
             fetch.awaitAll();
         }
         long fetched = System.nanoTime();
@@ -198,6 +197,8 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
         long reopened = System.nanoTime();
         restoreTimers(metadata, base, fetch);
         deleteTimerFiles(metadata, base);
+        // The stores and timers are in: the rest of the files arrive while the subtask runs.
+        fetch.start(threads, label);
         uploads.restored(checkpointId, files);
         long bytes = 0;
         for (CheckpointMetadata.FileEntry entry : metadata.files()) {
@@ -226,8 +227,8 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
         // Every entry is copied out of the scratch stores at once: fetch every file first.
         try (RestoreFetch scratchFetch = new RestoreFetch(FileIo.DEFAULT)) {
             sharedFiles(metadata, source);
+            scratchFetch.add(fetches(metadata, source, scratch));
             scratchFetch.start(
-                    fetches(metadata, source, scratch),
                     threads,
                     "Restore of key groups "
                             + handle.getKeyGroupRange()

@@ -25,10 +25,14 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The file I/O of a keyed backend's stores while a restore's files are still arriving: the restore
- * hands it the files to fetch ({@link #start}) and returns; threads of its own fetch them in the
- * checkpoint's order, and a store that opens, deletes or moves a file not fetched yet waits for it,
- * or fetches it at once on its own thread when no fetch thread has taken it yet. Every other call
- * goes straight to the file I/O underneath.
+ * hands it the files to fetch and returns; threads of its own fetch them in the checkpoint's order,
+ * and a store that opens, deletes or moves a file not fetched yet waits for it, or fetches it at
+ * once on its own thread when no fetch thread has taken it yet. Every other call goes straight to
+ * the file I/O underneath.
+ *
+ * <p>The restore adds the files ({@link #add}) before it reopens the stores, and starts the fetch
+ * threads ({@link #start}) once they are open, so that the files a reopen needs (AUR index logs)
+ * are fetched by the reopen itself, without fetch threads competing for the cores.
  *
  * <p>So a restored job processes records while the files it does not need yet are copied: an AAR
  * store reads a window's segments only when the window fires, and appends go to new files.
@@ -75,6 +79,11 @@ public final class RestoreFetch implements FileIo, Closeable {
     private volatile boolean active;
 
     private volatile boolean closed;
+
+    /** Files added and not yet taken by a fetch thread, in order. */
+    private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
+
+    private int added;
     private final AtomicReference<IOException> failure = new AtomicReference<>();
     private final List<Thread> threads = new ArrayList<>();
 
@@ -83,28 +92,40 @@ public final class RestoreFetch implements FileIo, Closeable {
     }
 
     /**
-     * Starts fetching {@code files} on up to {@code threadCount} threads, in their order. {@code
-     * label} names the restore in the threads' names and the log.
+     * Takes {@code files} as this restore's, in their order: from now on an access to one waits for
+     * it or fetches it ({@link #await}). Nothing is fetched in the background before {@link
+     * #start}.
      */
-    public synchronized void start(List<File> files, int threadCount, String label) {
+    public synchronized void add(List<File> files) {
         if (closed) {
             throw new IllegalStateException("RestoreFetch is closed");
         }
-        if (files.isEmpty()) {
-            return;
-        }
-        ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
         for (File file : files) {
             Pending p = new Pending(file);
             if (pending.putIfAbsent(key(file.target()), p) != null) {
                 throw new IllegalArgumentException("File fetched twice: " + file.target());
             }
             queue.add(p);
+            added++;
         }
-        active = true;
+        if (!pending.isEmpty()) {
+            active = true;
+        }
+    }
+
+    /**
+     * Starts fetching the files added and not fetched yet on up to {@code threadCount} threads, in
+     * their order. {@code label} names the restore in the log.
+     */
+    public synchronized void start(int threadCount, String label) {
+        if (closed || queue.isEmpty()) {
+            return;
+        }
         long started = System.nanoTime();
-        AtomicInteger running = new AtomicInteger(Math.min(threadCount, files.size()));
-        for (int i = 0; i < Math.min(threadCount, files.size()); i++) {
+        int count = Math.min(threadCount, queue.size());
+        int files = added;
+        AtomicInteger running = new AtomicInteger(count);
+        for (int i = 0; i < count; i++) {
             Thread thread =
                     new Thread(
                             () -> {
@@ -114,15 +135,15 @@ public final class RestoreFetch implements FileIo, Closeable {
                                 }
                                 if (running.decrementAndGet() == 0 && !closed) {
                                     LOG.info(
-                                            "{}: {} files fetched in {} ms after the restore began"
-                                                    + " ({} failed)",
+                                            "{}: {} files in place {} ms after the fetch threads"
+                                                    + " started ({})",
                                             label,
-                                            files.size(),
+                                            files,
                                             (System.nanoTime() - started) / 1_000_000,
-                                            failure.get() == null ? "none" : "some");
+                                            failure.get() == null ? "none failed" : "some failed");
                                 }
                             },
-                            "flowkv-restore-fetch-" + (i + 1));
+                            "flowkv-restore-fetch-" + (threads.size() + 1));
             thread.setDaemon(true);
             threads.add(thread);
             thread.start();

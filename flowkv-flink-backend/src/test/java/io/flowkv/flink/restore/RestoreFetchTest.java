@@ -69,7 +69,8 @@ class RestoreFetchTest {
         for (int i = 0; i < 20; i++) {
             files.add(file("f" + i, "content " + i, open));
         }
-        fetch.start(files, 3, "test");
+        fetch.add(files);
+        fetch.start(3, "test");
         fetch.awaitAll();
         assertThat(fetch.pendingFiles()).isZero();
         for (int i = 0; i < 20; i++) {
@@ -80,6 +81,23 @@ class RestoreFetchTest {
     }
 
     @Test
+    void shouldFetchNothingInTheBackgroundBeforeStart() throws Exception {
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        CountDownLatch open = new CountDownLatch(0);
+        fetch.add(List.of(file("a", "1", open), file("b", "2", open)));
+        Thread.sleep(50);
+        assertThat(copiedBy).isEmpty();
+        try (FileChannel channel = fetch.openForRead(dir.resolve("b"))) {
+            assertThat(channel.size()).isEqualTo(1);
+        }
+        assertThat(copiedBy).containsOnlyKeys(dir.resolve("b"));
+        fetch.start(2, "test");
+        fetch.awaitAll();
+        assertThat(copiedBy.get(dir.resolve("a"))).startsWith("flowkv-restore-fetch-");
+        assertThat(copiedBy.get(dir.resolve("b"))).isEqualTo(Thread.currentThread().getName());
+    }
+
+    @Test
     void shouldFetchAFileNoThreadTookOnTheThreadThatNeedsIt() throws Exception {
         RestoreFetch fetch = fetch(FileIo.DEFAULT);
         CountDownLatch blocked = new CountDownLatch(1);
@@ -87,7 +105,7 @@ class RestoreFetchTest {
         CountDownLatch firstTaken = new CountDownLatch(1);
         RestoreFetch.File first = file("first", "1", blocked);
         // One fetch thread, held on the first file: the second waits in the queue.
-        fetch.start(
+        fetch.add(
                 List.of(
                         new RestoreFetch.File(
                                 first.target(),
@@ -95,9 +113,8 @@ class RestoreFetchTest {
                                     firstTaken.countDown();
                                     first.copy().run(stop);
                                 }),
-                        file("second", "2", free)),
-                1,
-                "test");
+                        file("second", "2", free)));
+        fetch.start(1, "test");
         assertThat(firstTaken.await(30, TimeUnit.SECONDS)).isTrue();
         try (FileChannel channel = fetch.openForRead(dir.resolve("second"))) {
             assertThat(channel.size()).isEqualTo(1);
@@ -115,7 +132,7 @@ class RestoreFetchTest {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         Path target = dir.resolve("slow");
-        fetch.start(
+        fetch.add(
                 List.of(
                         new RestoreFetch.File(
                                 target,
@@ -127,9 +144,8 @@ class RestoreFetchTest {
                                         throw new IOException(e);
                                     }
                                     Files.writeString(target, "done");
-                                })),
-                1,
-                "test");
+                                })));
+        fetch.start(1, "test");
         assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
         Thread releaser =
                 new Thread(
@@ -161,7 +177,8 @@ class RestoreFetchTest {
                             }
                         });
         CountDownLatch blocked = new CountDownLatch(1);
-        fetch.start(List.of(file("first", "1", blocked), file("second", "2", blocked)), 1, "test");
+        fetch.add(List.of(file("first", "1", blocked), file("second", "2", blocked)));
+        fetch.start(1, "test");
         fetch.delete(dir.resolve("second"));
         assertThat(deleted).containsExactly(dir.resolve("second"));
         blocked.countDown();
@@ -175,16 +192,15 @@ class RestoreFetchTest {
     void shouldFailTheAccessToAFileThatCouldNotBeFetchedAndTheNextCheckpoint() throws Exception {
         RestoreFetch fetch = fetch(FileIo.DEFAULT);
         Path bad = dir.resolve("bad");
-        fetch.start(
+        fetch.add(
                 List.of(
                         new RestoreFetch.File(
                                 bad,
                                 stop -> {
                                     throw new IOException("Checkpoint file x/bad is corrupt");
                                 }),
-                        file("good", "g", new CountDownLatch(0))),
-                2,
-                "test");
+                        file("good", "g", new CountDownLatch(0))));
+        fetch.start(2, "test");
         assertThatThrownBy(() -> fetch.openForRead(bad))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining(bad.toString())
@@ -214,7 +230,8 @@ class RestoreFetchTest {
                             throw new IOException("stopped");
                         }));
         files.add(file("never", "n", new CountDownLatch(0)));
-        fetch.start(files, 1, "test");
+        fetch.add(files);
+        fetch.start(1, "test");
         assertThat(copying.await(30, TimeUnit.SECONDS)).isTrue();
         fetch.close();
         // close() returned after the copy under way saw the stop.
