@@ -343,7 +343,7 @@ public final class FlowKVOptions {
                                     + "deserializing, serializing and writing its value. A state "
                                     + "may use what the others leave free and always gets an "
                                     + "equal share among the states holding values. An entry is "
-                                    + "taken to cost 96 bytes plus twice the serialized size of "
+                                    + "taken to cost 64 bytes plus twice the serialized size of "
                                     + "its key, namespace and value, measured on a sample of "
                                     + "accesses, so large accumulators get few entries. At the "
                                     + "bound, a value not used lately (second chance) goes to the "

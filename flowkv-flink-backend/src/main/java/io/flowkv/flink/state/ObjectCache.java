@@ -3,8 +3,6 @@ package io.flowkv.flink.state;
 import org.apache.flink.annotation.Internal;
 
 import java.io.IOException;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Objects;
 
 /**
@@ -27,7 +25,10 @@ import java.util.Objects;
  *
  * <p>Entries are keyed by the key and namespace objects ({@code equals} and {@code hashCode}, as in
  * Flink's heap backend), copied with their serializers when they enter, so a key object the caller
- * mutates later does not move an entry. Not thread-safe: the task thread owns it.
+ * mutates later does not move an entry. The entries are themselves the nodes of the hash table's
+ * chains and of the queue (no map node per entry): a lookup reads the table slot, then entries,
+ * comparing their stored hash before their key and namespace. Not thread-safe: the task thread owns
+ * it.
  *
  * @param <K> key type
  * @param <N> namespace type
@@ -59,25 +60,28 @@ final class ObjectCache<K, N, V> {
         /** Used since it last came to the head of the queue: it gets a second chance there. */
         boolean referenced;
 
-        @Override
-        public int hashCode() {
-            return hash;
-        }
+        /** The next entry in this entry's hash chain. */
+        Entry<K, N, V> next;
 
-        @Override
-        public boolean equals(Object o) {
-            if (!(o instanceof Entry)) {
-                return false;
-            }
-            Entry<?, ?, ?> other = (Entry<?, ?, ?>) o;
-            return hash == other.hash
-                    && Objects.equals(key, other.key)
-                    && Objects.equals(namespace, other.namespace);
+        /** The neighbours in the queue: {@code older} is nearer the head. */
+        Entry<K, N, V> older;
+
+        Entry<K, N, V> newer;
+
+        boolean matches(int hash, Object key, Object namespace) {
+            return this.hash == hash
+                    && Objects.equals(this.key, key)
+                    && Objects.equals(this.namespace, namespace);
         }
     }
 
-    /** Heap bytes of an entry besides its objects: the entry, its map node and table slot. */
-    static final int ENTRY_OVERHEAD = 96;
+    /**
+     * Heap bytes of an entry besides its objects: the entry (48 bytes with compressed references)
+     * and its share of the table (one to two slots at the table's load of 3/8 to 3/4).
+     */
+    static final int ENTRY_OVERHEAD = 64;
+
+    private static final int MIN_TABLE = 16;
 
     /** One access in this many has its value's size measured. A power of two. */
     static final int SAMPLE_EVERY = 256;
@@ -99,8 +103,16 @@ final class ObjectCache<K, N, V> {
     private final long chargeStep;
     private boolean measuredOnce;
     private int accesses;
-    private final LinkedHashMap<Entry<K, N, V>, Entry<K, N, V>> entries;
-    private final Entry<K, N, V> probe = new Entry<>();
+
+    /** Hash table of the entries, chained through {@link Entry#next}; a power of two long. */
+    private Entry<K, N, V>[] table;
+
+    private int size;
+
+    /** The queue: the head is the next candidate to leave, new entries join at the tail. */
+    private Entry<K, N, V> head;
+
+    private Entry<K, N, V> tail;
 
     private long hits;
     private long misses;
@@ -118,8 +130,12 @@ final class ObjectCache<K, N, V> {
         this.writeBack = writeBack;
         // Charging every entry would make the shared counter a point of contention between tasks.
         this.chargeStep = Math.max(1, Math.min(64 << 10, budget.totalBytes() / 64));
-        // Insertion order: the head is the next candidate to leave.
-        this.entries = new LinkedHashMap<>(Math.min(capacity(), 1 << 16) * 4 / 3 + 1, 0.75f, false);
+        this.table = newTable(MIN_TABLE);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <K, N, V> Entry<K, N, V>[] newTable(int length) {
+        return (Entry<K, N, V>[]) new Entry<?, ?, ?>[length];
     }
 
     private int capacityFor(long bytes, double bytesPerEntry) {
@@ -128,9 +144,9 @@ final class ObjectCache<K, N, V> {
 
     /** Charges the budget with the cache's estimated size, when it moved by a step or more. */
     private void account() {
-        long estimate = (long) (entries.size() * entryBytes);
+        long estimate = (long) (size * entryBytes);
         long delta = estimate - charged;
-        if (delta >= chargeStep || -delta >= chargeStep || entries.isEmpty()) {
+        if (delta >= chargeStep || -delta >= chargeStep || size == 0) {
             budget.charge(delta);
             charged = estimate;
         }
@@ -155,7 +171,8 @@ final class ObjectCache<K, N, V> {
     }
 
     private static int hash(Object key, Object namespace) {
-        return 31 * Objects.hashCode(key) + Objects.hashCode(namespace);
+        int h = 31 * Objects.hashCode(key) + Objects.hashCode(namespace);
+        return h ^ (h >>> 16);
     }
 
     /** The entry of (key, namespace), or null; counts a hit or a miss. */
@@ -172,29 +189,23 @@ final class ObjectCache<K, N, V> {
 
     /** The entry of (key, namespace), or null; counts nothing and flags nothing. */
     Entry<K, N, V> peek(K key, N namespace) {
-        try {
-            return find(probe, key, namespace);
-        } finally {
-            probe.key = null;
-            probe.namespace = null;
+        int hash = hash(key, namespace);
+        Entry<K, N, V>[] t = table;
+        for (Entry<K, N, V> e = t[hash & (t.length - 1)]; e != null; e = e.next) {
+            if (e.matches(hash, key, namespace)) {
+                return e;
+            }
         }
+        return null;
     }
 
     /**
-     * The entry of (key, namespace), or null, for a thread other than the task's (queryable state):
-     * with a probe of its own. It reads the map while the task may change it, as queryable state
-     * reads Flink's heap backend: it may miss an entry the task moves at that moment.
+     * The entry of (key, namespace), or null, for a thread other than the task's (queryable state).
+     * It reads the table while the task may change it, as queryable state reads Flink's heap
+     * backend: it may miss an entry the task moves at that moment.
      */
     Entry<K, N, V> peekFromAnyThread(K key, N namespace) {
-        return find(new Entry<>(), key, namespace);
-    }
-
-    /** Looks up (key, namespace) with {@code with} as the probe. */
-    private Entry<K, N, V> find(Entry<K, N, V> with, K key, N namespace) {
-        with.key = key;
-        with.namespace = namespace;
-        with.hash = hash(key, namespace);
-        return entries.get(with);
+        return peek(key, namespace);
     }
 
     /**
@@ -215,15 +226,84 @@ final class ObjectCache<K, N, V> {
         // A new entry starts flagged: were all others flagged, it would otherwise be the first
         // unflagged one the sweep meets, and leave before its second use.
         entry.referenced = true;
-        if (entries.isEmpty()) {
+        if (size == 0) {
             budget.joined();
         }
-        entries.put(entry, entry);
+        link(entry);
         int capacity = capacity();
-        while (entries.size() > capacity) {
+        while (size > capacity) {
             evictOne();
         }
         account();
+    }
+
+    /** Puts {@code entry} into the table and at the tail of the queue. */
+    private void link(Entry<K, N, V> entry) {
+        if (size >= table.length - (table.length >>> 2)) {
+            resize(table.length * 2);
+        }
+        int slot = entry.hash & (table.length - 1);
+        entry.next = table[slot];
+        table[slot] = entry;
+        size++;
+        enqueue(entry);
+    }
+
+    private void enqueue(Entry<K, N, V> entry) {
+        entry.newer = null;
+        entry.older = tail;
+        if (tail == null) {
+            head = entry;
+        } else {
+            tail.newer = entry;
+        }
+        tail = entry;
+    }
+
+    private void dequeue(Entry<K, N, V> entry) {
+        if (entry.older == null) {
+            head = entry.newer;
+        } else {
+            entry.older.newer = entry.newer;
+        }
+        if (entry.newer == null) {
+            tail = entry.older;
+        } else {
+            entry.newer.older = entry.older;
+        }
+        entry.older = null;
+        entry.newer = null;
+    }
+
+    /** Takes {@code entry} out of the table and the queue. */
+    private void unlink(Entry<K, N, V> entry) {
+        int slot = entry.hash & (table.length - 1);
+        Entry<K, N, V> e = table[slot];
+        if (e == entry) {
+            table[slot] = entry.next;
+        } else {
+            while (e.next != entry) {
+                e = e.next;
+            }
+            e.next = entry.next;
+        }
+        entry.next = null;
+        size--;
+        dequeue(entry);
+    }
+
+    private void resize(int length) {
+        Entry<K, N, V>[] grown = newTable(length);
+        for (Entry<K, N, V> chain : table) {
+            for (Entry<K, N, V> e = chain; e != null; ) {
+                Entry<K, N, V> next = e.next;
+                int slot = e.hash & (length - 1);
+                e.next = grown[slot];
+                grown[slot] = e;
+                e = next;
+            }
+        }
+        table = grown;
     }
 
     /**
@@ -232,14 +312,14 @@ final class ObjectCache<K, N, V> {
      */
     private void evictOne() throws IOException {
         while (true) {
-            Iterator<Entry<K, N, V>> head = entries.values().iterator();
-            Entry<K, N, V> candidate = head.next();
-            head.remove();
+            Entry<K, N, V> candidate = head;
             if (candidate.referenced) {
                 candidate.referenced = false;
-                entries.put(candidate, candidate); // to the back of the queue
+                dequeue(candidate);
+                enqueue(candidate); // to the back of the queue
                 continue;
             }
+            unlink(candidate);
             evictions++;
             if (candidate.dirty) {
                 writes++;
@@ -253,8 +333,8 @@ final class ObjectCache<K, N, V> {
     Entry<K, N, V> remove(K key, N namespace) {
         Entry<K, N, V> entry = peek(key, namespace);
         if (entry != null) {
-            entries.remove(entry);
-            if (entries.isEmpty()) {
+            unlink(entry);
+            if (size == 0) {
                 budget.left();
             }
             account();
@@ -267,7 +347,7 @@ final class ObjectCache<K, N, V> {
      * holds every value the cache does (what snapshots and key iteration read).
      */
     void writeBack() throws IOException {
-        for (Entry<K, N, V> entry : entries.values()) {
+        for (Entry<K, N, V> entry = head; entry != null; entry = entry.newer) {
             if (entry.dirty) {
                 writes++;
                 writeBack.write(entry);
@@ -279,15 +359,18 @@ final class ObjectCache<K, N, V> {
 
     /** Drops every entry without writing it (after {@link #writeBack}, or when state is gone). */
     void clear() {
-        if (!entries.isEmpty()) {
-            entries.clear();
+        if (size > 0) {
+            table = newTable(MIN_TABLE);
+            head = null;
+            tail = null;
+            size = 0;
             budget.left();
             account();
         }
     }
 
     int size() {
-        return entries.size();
+        return size;
     }
 
     /**
@@ -300,8 +383,7 @@ final class ObjectCache<K, N, V> {
 
     /** The counters, for metrics. */
     AbstractFlowKVState.CacheCounters counters() {
-        return new AbstractFlowKVState.CacheCounters(
-                hits, misses, evictions, writes, entries.size());
+        return new AbstractFlowKVState.CacheCounters(hits, misses, evictions, writes, size);
     }
 
     /** Hits, misses, evictions and values written to the store, for the log. */
@@ -315,7 +397,7 @@ final class ObjectCache<K, N, V> {
                 + " capacity="
                 + capacity()
                 + " entries="
-                + entries.size()
+                + size
                 + " hits="
                 + hits
                 + " misses="

@@ -148,7 +148,7 @@ class FlowKVObjectCacheModelTest {
         }
     }
 
-    /** 1 KiB: about 7 entries of these sizes (96 B + twice 21 serialized bytes each). */
+    /** 1 KiB: about 9 entries of these sizes (64 B + twice 21 serialized bytes each). */
     @ParameterizedTest(name = "cache of {0} bytes")
     @ValueSource(longs = {1024, 0})
     void shouldMatchTheModelUnderRandomOperations(long cacheBytes) throws Exception {
