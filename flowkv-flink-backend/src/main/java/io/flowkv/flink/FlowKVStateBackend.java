@@ -218,10 +218,6 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         Environment env = parameters.getEnv();
         String operatorIdentifier = parameters.getOperatorIdentifier();
         ClassLoader userClassLoader = env.getUserCodeClassLoader().asClassLoader();
-        int numberOfKeyGroups = parameters.getNumberOfKeyGroups();
-        int keyGroupPrefixBytes =
-                CompositeKeySerializationUtils.computeRequiredBytesInKeyGroupPrefix(
-                        numberOfKeyGroups);
         String override =
                 operatorSetting(
                         settings.patternOverrides(), env, operatorIdentifier, userClassLoader);

@@ -320,13 +320,7 @@ class FlowKVIncrementalCheckpointTest {
 
     @Test
     void shouldServeAndCheckpointABackendWhoseFilesAreStillArriving() throws Exception {
-        LocalRecoveryConfig local =
-                LocalRecoveryConfig.backupAndRecoveryEnabled(
-                        new LocalSnapshotDirectoryProviderImpl(
-                                Files.createDirectories(temp.resolve("local")).toFile(),
-                                new JobID(),
-                                new JobVertexID(),
-                                0));
+        LocalRecoveryConfig local = localRecovery();
         FlowKVKeyedStateBackend<Integer> backend =
                 backend(KeyGroupRange.of(0, 127), List.of(), local);
         Map<String, String> model = new TreeMap<>();
@@ -371,13 +365,7 @@ class FlowKVIncrementalCheckpointTest {
 
     @Test
     void shouldRestoreFromTheTaskLocalCopy() throws Exception {
-        LocalRecoveryConfig local =
-                LocalRecoveryConfig.backupAndRecoveryEnabled(
-                        new LocalSnapshotDirectoryProviderImpl(
-                                Files.createDirectories(temp.resolve("local")).toFile(),
-                                new JobID(),
-                                new JobVertexID(),
-                                0));
+        LocalRecoveryConfig local = localRecovery();
         FlowKVKeyedStateBackend<Integer> backend =
                 backend(KeyGroupRange.of(0, 127), List.of(), local);
         Map<String, String> model = new TreeMap<>();
@@ -396,6 +384,16 @@ class FlowKVIncrementalCheckpointTest {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** Local backup and recovery into a directory of the test's. */
+    private LocalRecoveryConfig localRecovery() throws Exception {
+        return LocalRecoveryConfig.backupAndRecoveryEnabled(
+                new LocalSnapshotDirectoryProviderImpl(
+                        Files.createDirectories(temp.resolve("local")).toFile(),
+                        new JobID(),
+                        new JobVertexID(),
+                        0));
+    }
 
     private FlowKVKeyedStateBackend<Integer> backend(
             KeyGroupRange range, List<KeyedStateHandle> handles) throws Exception {
