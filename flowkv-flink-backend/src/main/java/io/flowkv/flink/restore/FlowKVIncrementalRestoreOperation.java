@@ -226,7 +226,6 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
         Path scratch = binder.factory().baseDirectory().resolve("restore-" + UUID.randomUUID());
         // Every entry is copied out of the scratch stores at once: fetch every file first.
         try (RestoreFetch scratchFetch = new RestoreFetch(FileIo.DEFAULT)) {
-            sharedFiles(metadata, source);
             scratchFetch.add(fetches(metadata, source, scratch));
             scratchFetch.start(
                     threads,

@@ -150,14 +150,14 @@ public final class RestoreFetch implements FileIo, Closeable {
         }
     }
 
-    /** Fetches {@code p} on this thread if nobody took it; true if this thread did. */
-    private boolean fetchIfNew(Pending p) {
+    /** Fetches {@code p} on this thread if nobody took it. */
+    private void fetchIfNew(Pending p) {
         if (!p.state.compareAndSet(NEW, TAKEN)) {
-            return false;
+            return;
         }
         try {
             p.file.copy().run(() -> closed);
-            pending.remove(key(p.file.target()), p);
+            forget(p);
             p.done.complete(null);
         } catch (IOException | RuntimeException e) {
             IOException io = e instanceof IOException ioe ? ioe : new IOException(e.toString(), e);
@@ -167,10 +167,14 @@ public final class RestoreFetch implements FileIo, Closeable {
             }
             p.done.completeExceptionally(io);
         }
+    }
+
+    /** Takes {@code p} off the pending files; with none left, accesses take the fast path. */
+    private void forget(Pending p) {
+        pending.remove(key(p.file.target()), p);
         if (pending.isEmpty()) {
             active = false;
         }
-        return true;
     }
 
     private static Path key(Path file) {
@@ -186,13 +190,10 @@ public final class RestoreFetch implements FileIo, Closeable {
             return;
         }
         Pending p = pending.get(key(file));
-        if (p == null || fetchIfNew(p)) {
-            if (p != null && p.done.isCompletedExceptionally()) {
-                waitFor(p);
-            }
-            return;
+        if (p != null) {
+            fetchIfNew(p);
+            waitFor(p);
         }
-        waitFor(p);
     }
 
     private void waitFor(Pending p) throws IOException {
@@ -285,19 +286,15 @@ public final class RestoreFetch implements FileIo, Closeable {
             if (p != null) {
                 if (p.state.compareAndSet(NEW, DISCARDED)) {
                     // Not needed any more: not fetched at all.
-                    pending.remove(key(file), p);
                     p.done.completeExceptionally(new IOException("deleted before it was fetched"));
-                    if (pending.isEmpty()) {
-                        active = false;
-                    }
                 } else {
                     try {
                         waitFor(p);
                     } catch (IOException ignored) {
                         // Deleted anyway: what the fetch left of it goes too.
                     }
-                    pending.remove(key(file), p);
                 }
+                forget(p);
             }
         }
         delegate.delete(file);

@@ -177,10 +177,8 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
                         serializedKeyAndNamespace, safeKeySerializer, safeNamespaceSerializer);
         ObjectCache<K, N, ?> cache = objectCache();
         if (cache != null) {
-            // Queryable state asks from its own threads: the lookup must not share the task's
-            // probe.
-            ObjectCache.Entry<K, N, ?> entry =
-                    cache.peekFromAnyThread(keyAndNamespace.f0, keyAndNamespace.f1);
+            // Queryable state asks from its own threads: peek writes nothing, so it may.
+            ObjectCache.Entry<K, N, ?> entry = cache.peek(keyAndNamespace.f0, keyAndNamespace.f1);
             if (entry != null) {
                 return serializedCachedValue(entry.value, safeValueSerializer);
             }

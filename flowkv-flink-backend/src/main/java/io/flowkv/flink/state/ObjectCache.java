@@ -187,7 +187,12 @@ final class ObjectCache<K, N, V> {
         return entry;
     }
 
-    /** The entry of (key, namespace), or null; counts nothing and flags nothing. */
+    /**
+     * The entry of (key, namespace), or null; counts nothing and flags nothing. Writes nothing
+     * either, so a thread other than the task's may call it (queryable state): it reads the table
+     * while the task may change it, as queryable state reads Flink's heap backend, and may miss an
+     * entry the task moves at that moment.
+     */
     Entry<K, N, V> peek(K key, N namespace) {
         int hash = hash(key, namespace);
         Entry<K, N, V>[] t = table;
@@ -197,15 +202,6 @@ final class ObjectCache<K, N, V> {
             }
         }
         return null;
-    }
-
-    /**
-     * The entry of (key, namespace), or null, for a thread other than the task's (queryable state).
-     * It reads the table while the task may change it, as queryable state reads Flink's heap
-     * backend: it may miss an entry the task moves at that moment.
-     */
-    Entry<K, N, V> peekFromAnyThread(K key, N namespace) {
-        return peek(key, namespace);
     }
 
     /**
