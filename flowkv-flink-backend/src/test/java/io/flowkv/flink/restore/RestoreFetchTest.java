@@ -61,6 +61,18 @@ class RestoreFetchTest {
                 });
     }
 
+    /**
+     * Waits until the fetch threads have fetched every file, without fetching any on this thread
+     * (as {@link RestoreFetch#awaitAll} would, for a file no thread took yet).
+     */
+    private static void awaitFetchThreads(RestoreFetch fetch) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (fetch.pendingFiles() > 0) {
+            assertThat(System.nanoTime()).as("fetch threads done in 30 s").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
     @Test
     void shouldFetchEveryFileInTheBackground() throws Exception {
         RestoreFetch fetch = fetch(FileIo.DEFAULT);
@@ -71,6 +83,7 @@ class RestoreFetchTest {
         }
         fetch.add(files);
         fetch.start(3, "test");
+        awaitFetchThreads(fetch);
         fetch.awaitAll();
         assertThat(fetch.pendingFiles()).isZero();
         for (int i = 0; i < 20; i++) {
@@ -92,6 +105,7 @@ class RestoreFetchTest {
         }
         assertThat(copiedBy).containsOnlyKeys(dir.resolve("b"));
         fetch.start(2, "test");
+        awaitFetchThreads(fetch);
         fetch.awaitAll();
         assertThat(copiedBy.get(dir.resolve("a"))).startsWith("flowkv-restore-fetch-");
         assertThat(copiedBy.get(dir.resolve("b"))).isEqualTo(Thread.currentThread().getName());
