@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -83,7 +84,14 @@ public final class RestoreFetch implements FileIo, Closeable {
     /** Files added and not yet taken by a fetch thread, in order. */
     private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
 
-    private int added;
+    private volatile int added;
+
+    /** When {@link #start} started the fetch threads (0: not started), and the restore's name. */
+    private volatile long startedNanos;
+
+    private volatile String label;
+
+    private final AtomicBoolean reported = new AtomicBoolean();
     private final AtomicReference<IOException> failure = new AtomicReference<>();
     private final List<Thread> threads = new ArrayList<>();
 
@@ -121,9 +129,9 @@ public final class RestoreFetch implements FileIo, Closeable {
         if (closed || queue.isEmpty()) {
             return;
         }
-        long started = System.nanoTime();
+        this.label = label;
+        startedNanos = System.nanoTime();
         int count = Math.min(threadCount, queue.size());
-        int files = added;
         AtomicInteger running = new AtomicInteger(count);
         for (int i = 0; i < count; i++) {
             Thread thread =
@@ -133,14 +141,17 @@ public final class RestoreFetch implements FileIo, Closeable {
                                 while (!closed && (next = queue.poll()) != null) {
                                     fetchIfNew(next);
                                 }
-                                if (running.decrementAndGet() == 0 && !closed) {
-                                    LOG.info(
-                                            "{}: {} files in place {} ms after the fetch threads"
-                                                    + " started ({})",
+                                if (running.decrementAndGet() == 0
+                                        && !closed
+                                        && failure.get() != null) {
+                                    LOG.warn(
+                                            "{}: the fetch threads finished {} ms after they"
+                                                    + " started; {} of {} files could not be"
+                                                    + " fetched",
                                             label,
-                                            files,
-                                            (System.nanoTime() - started) / 1_000_000,
-                                            failure.get() == null ? "none failed" : "some failed");
+                                            (System.nanoTime() - startedNanos) / 1_000_000,
+                                            pending.size(),
+                                            added);
                                 }
                             },
                             "flowkv-restore-fetch-" + (threads.size() + 1));
@@ -169,11 +180,22 @@ public final class RestoreFetch implements FileIo, Closeable {
         }
     }
 
-    /** Takes {@code p} off the pending files; with none left, accesses take the fast path. */
+    /**
+     * Takes {@code p} off the pending files; with none left, accesses take the fast path, and the
+     * time since the fetch threads started is logged once, whichever thread fetched the last file.
+     */
     private void forget(Pending p) {
         pending.remove(key(p.file.target()), p);
         if (pending.isEmpty()) {
             active = false;
+            long started = startedNanos;
+            if (started != 0 && !closed && reported.compareAndSet(false, true)) {
+                LOG.info(
+                        "{}: {} files in place {} ms after the fetch threads started",
+                        label,
+                        added,
+                        (System.nanoTime() - started) / 1_000_000);
+            }
         }
     }
 
