@@ -36,7 +36,7 @@ public class CensoredRatios {
             Pattern.compile("^(\\S+) (\\S+) r(\\d+): \\[\\S+\\] (\\d+)s events=(\\d+)/(\\d+)");
     static final Pattern FINISHED =
             Pattern.compile(
-                    "^throughput-\\S+-(\\w+)-p1-r\\d+: .* ([0-9.]+) s job run time, ([0-9.]+) s"
+                    "^throughput-\\S+-p1-r\\d+: .* ([0-9.]+) s job run time, ([0-9.]+) s"
                             + " since submission");
 
     record Ratio(double value, boolean lowerBound) {}
@@ -72,7 +72,7 @@ public class CensoredRatios {
                 largestDelay =
                         Math.max(
                                 largestDelay,
-                                Double.parseDouble(m.group(3)) - Double.parseDouble(m.group(2)));
+                                Double.parseDouble(m.group(2)) - Double.parseDouble(m.group(1)));
             }
         }
         System.out.printf(

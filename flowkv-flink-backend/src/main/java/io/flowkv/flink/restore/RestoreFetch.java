@@ -150,7 +150,9 @@ public final class RestoreFetch implements FileIo, Closeable {
                                                     + " fetched",
                                             label,
                                             (System.nanoTime() - startedNanos) / 1_000_000,
-                                            pending.size(),
+                                            pending.values().stream()
+                                                    .filter(p -> p.done.isCompletedExceptionally())
+                                                    .count(),
                                             added);
                                 }
                             },
