@@ -168,6 +168,23 @@ public final class SortedQueueStore implements AutoCloseable {
     private boolean headKnown = true;
     private boolean closed;
 
+    private static final int RECENT_BITS = 16;
+
+    /** Slots of {@link #recent}. */
+    static final int RECENT_SLOTS = 1 << RECENT_BITS;
+
+    /**
+     * Elements added lately and known present since, one per slot by hash: a repeated add of one of
+     * them is answered without the memtable, whose lookup compares about log2(memtable size)
+     * arrays. A window operator registers the same timer for every element of a window, so most
+     * adds repeat a recent one. Two elements in one slot push each other out: a miss then costs the
+     * lookup the store would have made anyway. Only an add that succeeded puts an element here;
+     * anything that may take it away (remove, poll, consume, clear) takes it out first, so a hit is
+     * always right and a miss only means "not known". On the heap, fixed in size: 512 KiB of
+     * references, plus the arrays they keep alive.
+     */
+    private final byte[][] recent = new byte[RECENT_SLOTS][];
+
     private SortedQueueStore(Path directory, FileIo io, long memtableLimit, IoBuffer staging) {
         this.directory = directory;
         this.io = io;
@@ -205,15 +222,22 @@ public final class SortedQueueStore implements AutoCloseable {
     public boolean add(byte[] element) throws IOException {
         checkOpen();
         Checks.checkNotNull("element", element);
+        int slot = recentSlot(element);
+        byte[] known = recent[slot];
+        if (known != null && Arrays.equals(known, element)) {
+            return false;
+        }
         boolean belowHead = headKnown && (head == null || ORDER.compare(element, head) < 0);
         if (headKnown && !belowHead && ORDER.compare(element, head) == 0) {
             return false;
         }
         Long latest = memtable.get(element);
         if (latest != null && isAdd(latest)) {
+            recent[slot] = element;
             return false;
         }
         put(element, latest, ADD);
+        recent[slot] = element;
         // A DEL in the memtable is its latest record; below the head there are no records.
         size = (latest != null || belowHead) && size != UNKNOWN ? size + 1 : UNKNOWN;
         if (belowHead) {
@@ -229,6 +253,7 @@ public final class SortedQueueStore implements AutoCloseable {
     public boolean remove(byte[] element) throws IOException {
         checkOpen();
         Checks.checkNotNull("element", element);
+        forgetRecent(element);
         if (headKnown && (head == null || ORDER.compare(element, head) < 0)) {
             return false; // absent, and no record of it exists to be overridden
         }
@@ -454,6 +479,7 @@ public final class SortedQueueStore implements AutoCloseable {
      * was.
      */
     private void consume(byte[] element, SortedRun latestRun) throws IOException {
+        forgetRecent(element);
         int n = atHead.size();
         if (latestRun != null) {
             Collections.swap(atHead, atHead.indexOf(latestRun), n - 1);
@@ -479,6 +505,20 @@ public final class SortedQueueStore implements AutoCloseable {
         if (memtableRecordAt(element) != null) {
             memtable.pollFirstEntry();
             memtableBytes -= cost(element);
+        }
+    }
+
+    /** The slot of {@code element} in {@link #recent}: its hash, spread (Fibonacci hashing). */
+    static int recentSlot(byte[] element) {
+        return (Arrays.hashCode(element) * 0x9E3779B9) >>> (32 - RECENT_BITS);
+    }
+
+    /** Takes {@code element} out of {@link #recent}, if it is there. */
+    private void forgetRecent(byte[] element) {
+        int slot = recentSlot(element);
+        byte[] known = recent[slot];
+        if (known != null && Arrays.equals(known, element)) {
+            recent[slot] = null;
         }
     }
 
@@ -747,6 +787,7 @@ public final class SortedQueueStore implements AutoCloseable {
         heads.clear();
         atHead.clear();
         memtable.clear();
+        Arrays.fill(recent, null);
         memtableBytes = 0;
         size = 0;
         head = null;

@@ -24,8 +24,10 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
 import java.util.function.Predicate;
@@ -392,6 +394,56 @@ class SortedQueueStoreTest {
             }
         }
         assertThat(polled).isEqualTo(expected);
+    }
+
+    /**
+     * A window operator adds the same timer for every element of its window. An element added
+     * lately and still present is known present even after its ADD went to a run: a repeated add
+     * says so (false), writes nothing and keeps the size known. After a remove, a poll or a clear
+     * it is not known any more: the next add is a real one.
+     */
+    @Test
+    void shouldAnswerARepeatedAddOfARecentElementWithoutWritingIt() throws IOException {
+        store = open(dir, 1024);
+        // Elements of distinct slots: two in one slot would push each other out of the filter.
+        byte[][] elements = new byte[300][];
+        Set<Integer> slots = new HashSet<>();
+        for (int i = 0, n = 0; n < elements.length; i++) {
+            byte[] e = {(byte) (i >> 8), (byte) i, 7};
+            if (slots.add(SortedQueueStore.recentSlot(e))) {
+                elements[n++] = e;
+            }
+        }
+        for (byte[] e : elements) {
+            assertThat(store.add(e)).isTrue();
+        }
+        int runs = store.runCount();
+        assertThat(runs).as("the first adds are in runs").isGreaterThan(0);
+        for (int round = 0; round < 5; round++) {
+            for (byte[] e : elements) {
+                // A copy, as a timer queue encodes each add anew.
+                assertThat(store.add(e.clone())).as("repeated add").isFalse();
+            }
+        }
+        assertThat(store.runCount()).as("no records written for repeats").isEqualTo(runs);
+        assertThat(store.size()).isEqualTo(elements.length);
+
+        assertThat(store.remove(elements[5].clone())).isTrue();
+        assertThat(store.add(elements[5].clone())).as("re-add after remove").isTrue();
+        assertThat(store.poll()).isEqualTo(elements[0]);
+        assertThat(store.add(elements[0].clone())).as("re-add after poll").isTrue();
+        assertThat(store.size()).isEqualTo(elements.length);
+
+        List<String> polled = new ArrayList<>();
+        for (byte[] e = store.poll(); e != null; e = store.poll()) {
+            polled.add(hex(e));
+        }
+        assertThat(polled).hasSize(elements.length).doesNotHaveDuplicates();
+        assertThat(polled.get(0)).isEqualTo(hex(elements[0]));
+        assertThat(store.add(elements[9])).as("re-add after draining").isTrue();
+        store.clear();
+        assertThat(store.add(elements[9])).as("re-add after clear").isTrue();
+        assertThat(store.size()).isEqualTo(1);
     }
 
     /**
