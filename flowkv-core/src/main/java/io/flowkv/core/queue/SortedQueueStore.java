@@ -223,8 +223,7 @@ public final class SortedQueueStore implements AutoCloseable {
         checkOpen();
         Checks.checkNotNull("element", element);
         int slot = recentSlot(element);
-        byte[] known = recent[slot];
-        if (known != null && Arrays.equals(known, element)) {
+        if (isRecent(slot, element)) {
             return false;
         }
         boolean belowHead = headKnown && (head == null || ORDER.compare(element, head) < 0);
@@ -516,10 +515,15 @@ public final class SortedQueueStore implements AutoCloseable {
     /** Takes {@code element} out of {@link #recent}, if it is there. */
     private void forgetRecent(byte[] element) {
         int slot = recentSlot(element);
-        byte[] known = recent[slot];
-        if (known != null && Arrays.equals(known, element)) {
+        if (isRecent(slot, element)) {
             recent[slot] = null;
         }
+    }
+
+    /** Whether {@code slot} of {@link #recent} holds an array equal to {@code element}. */
+    private boolean isRecent(int slot, byte[] element) {
+        byte[] known = recent[slot];
+        return known != null && Arrays.equals(known, element);
     }
 
     private void forgetHead() {

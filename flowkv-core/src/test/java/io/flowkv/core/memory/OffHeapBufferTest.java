@@ -15,7 +15,7 @@ class OffHeapBufferTest {
         Random random = new Random(7);
         try (OffHeapBuffer buffer = OffHeapBuffer.allocate(budget, 4096, "test")) {
             byte[] shadow = new byte[4096];
-            // Lengths below and above the JVM's threshold for an intrinsic copy, odd offsets.
+            // Lengths from 0 to 299 bytes, at any index and at odd offsets into the array.
             for (int round = 0; round < 2_000; round++) {
                 int length = random.nextInt(300);
                 int index = random.nextInt(4096 - length + 1);
