@@ -93,6 +93,7 @@ public final class Bench {
                 new ChildRun.Env(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         classpath,
+                        System.getProperty("flowkv.bench.base-classpath", ""),
                         budget,
                         o.runsDir(),
                         o.jfr(),

@@ -39,6 +39,7 @@ record BenchOptions(
         long latencySeconds,
         long latencyCalibrationEvents,
         String note,
+        String baseRev,
         String commandLine) {
 
     static final long QUICK_EVENTS = 600_000;
@@ -92,7 +93,14 @@ record BenchOptions(
                             + " object-cache.size 0),",
                     "                          flowkv-bigcache (object-cache.size 200m),",
                     "                          flowkv-fetchfirst (restore-in-background false:"
-                            + " restored files fetched before the subtask starts)",
+                            + " restored files fetched before the subtask starts),",
+                    "                          flowkv-base (FlowKV as built at --base-rev)",
+                    "  --base-rev REV          a git revision of this repository: scripts/bench.sh"
+                            + " builds it in a work tree",
+                    "                          under target/bench-base and runs backend flowkv-base"
+                            + " from that build, so",
+                    "                          flowkv against flowkv-base is an A/B of two commits"
+                            + " in one interleaved run",
                     "  --events N              events per run (overrides the scale's plan)",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",
@@ -151,6 +159,7 @@ record BenchOptions(
         long latencySeconds = 60;
         long calibrationEvents = 3_000_000;
         String note = "";
+        String baseRev = "";
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -190,6 +199,7 @@ record BenchOptions(
                         case "--run-timeout" -> timeout = positiveLong(a, v);
                         case "--max-rates" -> maxRates = maxRates(v);
                         case "--note" -> note = v;
+                        case "--base-rev" -> baseRev = v;
                         case "--latency-seconds" -> latencySeconds = positiveLong(a, v);
                         case "--latency-calibration-events" ->
                                 calibrationEvents = positiveLong(a, v);
@@ -226,6 +236,22 @@ record BenchOptions(
         if (out == null) {
             out = Path.of("docs", "benchmarks");
         }
+        boolean runsBase = backends.contains(RunSpec.BASE);
+        if (runsBase && baseRev.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "backend "
+                            + RunSpec.BASE
+                            + " runs FlowKV as built at another commit: give it with --base-rev"
+                            + " REV");
+        }
+        if (!runsBase && !baseRev.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "--base-rev "
+                            + baseRev
+                            + " is the build of backend "
+                            + RunSpec.BASE
+                            + ", which --backends does not name");
+        }
         return new BenchOptions(
                 modes,
                 scale,
@@ -251,6 +277,7 @@ record BenchOptions(
                 latencySeconds,
                 calibrationEvents,
                 note,
+                baseRev,
                 commandLine(args));
     }
 

@@ -72,9 +72,14 @@ final class ChildRun {
     }
 
     /** Where and how children run. */
+    /**
+     * Where and how children run. {@code baseClasspath} is the classpath of backend {@link
+     * RunSpec#BASE} (the build of {@code --base-rev}), empty when there is none.
+     */
     record Env(
             String javaBin,
             String classpath,
+            String baseClasspath,
             MemoryBudget budget,
             Path runRoot,
             boolean jfr,
@@ -84,6 +89,20 @@ final class ChildRun {
             long cgroupLimitBytes) {}
 
     private ChildRun() {}
+
+    /** The classpath of the run's build: {@code --base-rev}'s for {@link RunSpec#BASE}. */
+    private static String classpath(RunSpec spec, Env env) {
+        if (!spec.backend().equals(RunSpec.BASE)) {
+            return env.classpath();
+        }
+        if (env.baseClasspath().isEmpty()) {
+            throw new IllegalStateException(
+                    RunSpec.BASE
+                            + " has no build: scripts/bench.sh builds --base-rev REV and passes its"
+                            + " classpath");
+        }
+        return env.baseClasspath();
+    }
 
     /** The child's command line. */
     static List<String> command(RunSpec spec, Env env, Path runDir) {
@@ -108,7 +127,7 @@ final class ChildRun {
         // the paced source logs its base time (latency runs)
         cmd.add("-Dorg.slf4j.simpleLogger.log.io.flowkv.nexmark=info");
         cmd.add("-cp");
-        cmd.add(env.classpath());
+        cmd.add(classpath(spec, env));
         cmd.add("io.flowkv.nexmark.NexmarkRunner");
         ScalePlan.QueryPlan p = spec.plan();
         add(cmd, "--query", spec.query().id());

@@ -41,6 +41,7 @@ record Machine(Map<String, String> facts) {
                         + System.getProperty("java.runtime.version"));
         f.put("flink", EnvironmentInformation.getVersion());
         f.put("git", command(List.of("git", "rev-parse", "--short", "HEAD")));
+        f.put("base", baseRev(o));
         f.put("memory_split", budget.describe());
         f.put("note", o.note());
         f.put("scale", o.scale());
@@ -87,6 +88,7 @@ record Machine(Map<String, String> facts) {
                             "jdk",
                             "flink",
                             "git",
+                            "base",
                             "memory_split",
                             "note",
                             "scale",
@@ -94,10 +96,28 @@ record Machine(Map<String, String> facts) {
                             "jfr",
                             "checkpoint_interval",
                             "page_cache")) {
-                f.put(k, p.getProperty(k, k.equals("page_cache") ? "unbounded" : "unknown"));
+                f.put(k, p.getProperty(k, defaultFact(k)));
             }
         }
         return new Machine(f);
+    }
+
+    /** What an older facts file lacks: no cgroup, no base build. */
+    private static String defaultFact(String key) {
+        return switch (key) {
+            case "page_cache" -> "unbounded";
+            case "base" -> "";
+            default -> "unknown";
+        };
+    }
+
+    /** The commit flowkv-base ran: the one scripts/bench.sh built for {@code --base-rev}. */
+    private static String baseRev(BenchOptions o) {
+        if (o.baseRev().isEmpty()) {
+            return "";
+        }
+        String built = System.getProperty("flowkv.bench.base-commit", "");
+        return built.isEmpty() ? o.baseRev() : o.baseRev() + " (" + built + ")";
     }
 
     String get(String key) {

@@ -71,7 +71,12 @@ final class Method {
                 reported as it is. The non-append queries get 10M events at `large`.
 
                 **Repetitions** are interleaved: repetition 1 of every query on every backend, \
-                then repetition 2, and so on. Tables give the median and min–max over the \
+                then repetition 2, and so on. Runs made from 2026-11-27 on take a query's \
+                backends in the given order in odd repetitions and in reverse in even ones \
+                (earlier runs kept the given order). `--base-rev REV` adds backend \
+                `flowkv-base`: FlowKV as built at commit REV, which the script builds in a \
+                work tree under target/bench-base, so an A/B of two commits is one \
+                interleaved run with a `flowkv/flowkv-base` column. Tables give the median and min–max over the \
                 successful repetitions; events/s is events over Flink's net job run time \
                 (MiniCluster start-up excluded).
 

@@ -4,6 +4,7 @@ import io.flowkv.nexmark.Query;
 import io.flowkv.nexmark.Workload;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -51,14 +52,20 @@ final class Plans {
 
     /**
      * Every query on every backend, repetitions interleaved: rep 1 of every query on every backend,
-     * then rep 2, so that a slow phase of the machine hits every backend alike.
+     * then rep 2, so that a slow phase of the machine hits every backend alike. The backends of a
+     * query run in the given order in odd repetitions and in reverse in even ones, so no backend
+     * always runs first (after a build, say) or always after the same neighbour.
      */
     static List<RunSpec> throughput(BenchOptions o, MemoryBudget budget) {
         List<RunSpec> out = new ArrayList<>();
         for (int rep = 1; rep <= o.reps(); rep++) {
+            List<String> backends = new ArrayList<>(o.backends());
+            if (rep % 2 == 0) {
+                Collections.reverse(backends);
+            }
             for (Workload q : o.queries()) {
                 ScalePlan.QueryPlan p = plan(q, o, budget);
-                for (String b : o.backends()) {
+                for (String b : backends) {
                     out.add(
                             new RunSpec(
                                     "throughput",

@@ -124,6 +124,13 @@ final class Report {
                 List.of("date", "cpu", "cores", "memory", "disk", "os", "jdk", "flink", "git")) {
             md.append("| ").append(k).append(" | ").append(esc(m.get(k))).append(" |\n");
         }
+        if (!m.get("base").isEmpty()) {
+            md.append("| ")
+                    .append(RunSpec.BASE)
+                    .append(" | FlowKV as built at ")
+                    .append(esc(m.get("base")))
+                    .append(" |\n");
+        }
         md.append("\nCommand: `").append(m.get("command")).append("`\n\n");
         md.append("Memory: ").append(m.get("memory_split")).append(".\n\n");
         if (!m.get("page_cache").equals("unbounded")) {
@@ -307,20 +314,32 @@ final class Report {
         }
         boolean hasRocks = backends.contains("rocksdb") && backends.contains("flowkv");
         boolean hasForst = backends.contains("forst") && backends.contains("flowkv");
+        boolean hasBase = backends.contains(RunSpec.BASE) && backends.contains("flowkv");
         if (hasRocks) {
             md.append(" flowkv/rocksdb |");
         }
         if (hasForst) {
             md.append(" flowkv/forst |");
         }
+        if (hasBase) {
+            md.append(" flowkv/").append(RunSpec.BASE).append(" |");
+        }
         md.append("\n|---|---|---|");
-        md.append("---|".repeat(backends.size() + (hasRocks ? 1 : 0) + (hasForst ? 1 : 0)));
+        md.append(
+                "---|"
+                        .repeat(
+                                backends.size()
+                                        + (hasRocks ? 1 : 0)
+                                        + (hasForst ? 1 : 0)
+                                        + (hasBase ? 1 : 0)));
         md.append('\n');
         Map<String, Map<String, Summary.Cell>> cells = Summary.cells(rows, "throughput");
         Map<String, Double> vsRocks = Summary.ratios(cells, "rocksdb");
         Map<String, Double> vsForst = Summary.ratios(cells, "forst");
         Map<String, List<Double>> repsVsRocks = Summary.repetitionRatios(rows, "rocksdb");
         Map<String, List<Double>> repsVsForst = Summary.repetitionRatios(rows, "forst");
+        Map<String, Double> vsBase = Summary.ratios(cells, RunSpec.BASE);
+        Map<String, List<Double>> repsVsBase = Summary.repetitionRatios(rows, RunSpec.BASE);
         List<String> queries = new ArrayList<>(byQuery.keySet());
         Charts.Bar[][] bars = new Charts.Bar[backends.size()][queries.size()];
         for (int k = 0; k < queries.size(); k++) {
@@ -372,6 +391,14 @@ final class Report {
                         .append(
                                 vsForst.containsKey(q)
                                         ? ratioCell(vsForst.get(q), repsVsForst.get(q))
+                                        : "n/a")
+                        .append(" |");
+            }
+            if (hasBase) {
+                md.append(' ')
+                        .append(
+                                vsBase.containsKey(q)
+                                        ? ratioCell(vsBase.get(q), repsVsBase.get(q))
                                         : "n/a")
                         .append(" |");
             }

@@ -63,6 +63,12 @@ record RunSpec(
     static final List<String> BACKENDS = List.of("flowkv", "rocksdb", "forst", "hashmap");
 
     /**
+     * FlowKV from the build of {@code --base-rev}, its child classpath {@link
+     * ChildRun.Env#baseClasspath}.
+     */
+    static final String BASE = "flowkv-base";
+
+    /**
      * Backends run with one option changed, named {@code <backend>-<what>}: the same engine, its
      * own column in the report. Where the timers live is the one that moves results most; {@code
      * flowkv-aur} puts the {@code custom} workload's windows (operator uid {@code custom}) on the
@@ -70,7 +76,8 @@ record RunSpec(
      * only, the A/B of desynchronised flushes; {@code flowkv-nocache} turns the object cache off,
      * {@code flowkv-bigcache} gives it 200 MiB (a quarter of the large runs' heap, against the
      * default sixteenth); {@code flowkv-fetchfirst} fetches every restored file before the subtask
-     * starts (restore-in-background off).
+     * starts (restore-in-background off). {@value #BASE} is FlowKV at its defaults from another
+     * build (scripts/bench.sh {@code --base-rev}): the A/B of two commits.
      */
     static final Map<String, Map<String, String>> VARIANTS =
             Map.of(
@@ -88,6 +95,8 @@ record RunSpec(
                     Map.of("state.backend.flowkv.object-cache.size", "200m"),
                     "flowkv-fetchfirst",
                     Map.of("state.backend.flowkv.restore-in-background", "false"),
+                    BASE,
+                    Map.of(),
                     "rocksdb-heaptimers",
                     Map.of("state.backend.rocksdb.timer-service.factory", "HEAP"),
                     "forst-heaptimers",

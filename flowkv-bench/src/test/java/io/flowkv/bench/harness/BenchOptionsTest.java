@@ -122,5 +122,38 @@ class BenchOptionsTest {
                 .hasMessageContaining("q99");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--checkpoint-interval", "soon"}))
                 .hasMessageContaining("duration");
+        assertThatThrownBy(
+                        () -> BenchOptions.parse(new String[] {"--backends", "flowkv,flowkv-base"}))
+                .hasMessageContaining("--base-rev");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--base-rev", "HEAD~1"}))
+                .hasMessageContaining("HEAD~1")
+                .hasMessageContaining("flowkv-base");
+    }
+
+    @Test
+    void shouldRunTheBaseBuildWhenGivenItsRevisionAlternatingTheOrder() {
+        BenchOptions o =
+                BenchOptions.parse(
+                        new String[] {
+                            "--queries", "q7,q8", "--backends", "flowkv,flowkv-base",
+                            "--base-rev", "abc123", "--reps", "3"
+                        });
+        assertThat(o.baseRev()).isEqualTo("abc123");
+        List<RunSpec> runs = Plans.throughput(o, MemoryBudget.forProcessSize(o.memory()));
+        assertThat(runs)
+                .extracting(r -> r.rep() + " " + r.query().id() + " " + r.backend())
+                .containsExactly(
+                        "1 q7 flowkv",
+                        "1 q7 flowkv-base",
+                        "1 q8 flowkv",
+                        "1 q8 flowkv-base",
+                        "2 q7 flowkv-base",
+                        "2 q7 flowkv",
+                        "2 q8 flowkv-base",
+                        "2 q8 flowkv",
+                        "3 q7 flowkv",
+                        "3 q7 flowkv-base",
+                        "3 q8 flowkv",
+                        "3 q8 flowkv-base");
     }
 }

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ChildRunTest {
 
@@ -26,7 +27,8 @@ class ChildRunTest {
                         Map.of("state.backend.flowkv.read-batch-ratio", "0.1"),
                         0);
         ChildRun.Env env =
-                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600, 0);
+                new ChildRun.Env(
+                        "java", "cp", "", b, Path.of("/tmp/runs"), true, false, 60, 600, 0);
 
         List<String> cmd = ChildRun.command(spec, env, Path.of("/tmp/runs/x"));
 
@@ -50,7 +52,8 @@ class ChildRunTest {
     void shouldRunAVariantOnItsEngineWithItsOption() {
         MemoryBudget b = MemoryBudget.forProcessSize("2g");
         ChildRun.Env env =
-                new ChildRun.Env("java", "cp", b, Path.of("/tmp/runs"), true, false, 60, 600, 0);
+                new ChildRun.Env(
+                        "java", "cp", "", b, Path.of("/tmp/runs"), true, false, 60, 600, 0);
         for (String variant :
                 List.of("flowkv-storedtimers", "flowkv-heaptimers", "rocksdb-heaptimers")) {
             RunSpec spec =
@@ -71,6 +74,53 @@ class ChildRunTest {
             assertThat(cmd).contains(option.getKey() + "=" + option.getValue());
             assertThat(spec.dirName()).contains(variant);
         }
+    }
+
+    @Test
+    void shouldRunTheBaseBackendFromTheBaseBuild() {
+        MemoryBudget b = MemoryBudget.forProcessSize("2g");
+        RunSpec base =
+                new RunSpec(
+                        "throughput",
+                        ScalePlan.plan(Query.Q7, "small", b.managedBytes(), 4, 1000),
+                        RunSpec.BASE,
+                        1,
+                        1,
+                        "",
+                        Map.of(),
+                        0);
+        RunSpec current = new RunSpec("throughput", base.plan(), "flowkv", 1, 1, "", Map.of(), 0);
+        ChildRun.Env env =
+                new ChildRun.Env(
+                        "java",
+                        "new.jar",
+                        "old.jar",
+                        b,
+                        Path.of("/tmp/runs"),
+                        false,
+                        false,
+                        60,
+                        600,
+                        0);
+
+        List<String> baseCmd = ChildRun.command(base, env, Path.of("/tmp/runs/x"));
+        List<String> currentCmd = ChildRun.command(current, env, Path.of("/tmp/runs/y"));
+
+        assertThat(baseCmd.get(baseCmd.indexOf("-cp") + 1)).isEqualTo("old.jar");
+        assertThat(baseCmd.get(baseCmd.indexOf("--backend") + 1)).isEqualTo("flowkv");
+        assertThat(currentCmd.get(currentCmd.indexOf("-cp") + 1)).isEqualTo("new.jar");
+        // Same options apart from the classpath and the run's directories: an A/B of builds.
+        assertThat(baseCmd.subList(baseCmd.indexOf("--query"), baseCmd.size()).toString())
+                .isEqualTo(
+                        currentCmd
+                                .subList(currentCmd.indexOf("--query"), currentCmd.size())
+                                .toString()
+                                .replace("/tmp/runs/y", "/tmp/runs/x"));
+        ChildRun.Env unbuilt =
+                new ChildRun.Env(
+                        "java", "new.jar", "", b, Path.of("/tmp/runs"), false, false, 60, 600, 0);
+        assertThatThrownBy(() -> ChildRun.command(base, unbuilt, Path.of("/tmp/runs/x")))
+                .hasMessageContaining("--base-rev");
     }
 
     @Test

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -102,6 +103,43 @@ class ReportTest {
                         "sql.png")) {
             assertThat(csv.resolve(png)).isNotEmptyFile();
         }
+    }
+
+    @Test
+    void shouldGiveTheRatioToTheBaseBuildPerRepetition(@TempDir Path out) throws Exception {
+        List<Row> throughput = new ArrayList<>();
+        double[] base = {100, 200, 100};
+        for (int rep = 1; rep <= 3; rep++) {
+            throughput.add(
+                    cpu(SummaryTest.run("throughput", "q7", "flowkv", rep, Row.OK, 110, "a")));
+            throughput.add(
+                    cpu(
+                            SummaryTest.run(
+                                    "throughput",
+                                    "q7",
+                                    RunSpec.BASE,
+                                    rep,
+                                    Row.OK,
+                                    base[rep - 1],
+                                    "a")));
+        }
+        Path csv = out.resolve(Bench.CSV_DIR);
+        Csv.write(csv.resolve("throughput.csv"), throughput);
+        Properties facts = new Properties();
+        facts.setProperty("base", "HEAD~1 (0123abc)");
+        try (var w = Files.newBufferedWriter(csv.resolve(Machine.FILE))) {
+            facts.store(w, null);
+        }
+
+        List<Row> rows = Report.readAll(csv);
+        Report.write(out, rows, Summary.checksumMismatches(rows));
+
+        String md = Files.readString(out.resolve("README.md"));
+        assertThat(md)
+                .contains("| flowkv-base | FlowKV as built at HEAD~1 (0123abc) |")
+                .contains("| flowkv | flowkv-base | flowkv/flowkv-base |")
+                // medians 110 over 100; per repetition 1.10, 0.55 and 1.10
+                .contains("| 1.10x (0.55–1.10) |");
     }
 
     @Test

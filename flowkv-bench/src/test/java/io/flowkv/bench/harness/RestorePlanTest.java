@@ -50,7 +50,7 @@ class RestorePlanTest {
         }
         ChildRun.Env env =
                 new ChildRun.Env(
-                        "java", "cp", budget, Path.of("/tmp/runs"), false, false, 60, 600, 0);
+                        "java", "cp", "", budget, Path.of("/tmp/runs"), false, false, 60, 600, 0);
         List<String> cmd = ChildRun.command(runs.get(0), env, Path.of("/tmp/runs/x"));
         int i = cmd.indexOf("--fail-after");
         assertThat(i).isPositive();
