@@ -312,34 +312,24 @@ final class Report {
         for (String b : backends) {
             md.append(' ').append(b).append(" |");
         }
-        boolean hasRocks = backends.contains("rocksdb") && backends.contains("flowkv");
-        boolean hasForst = backends.contains("forst") && backends.contains("flowkv");
-        boolean hasBase = backends.contains(RunSpec.BASE) && backends.contains("flowkv");
-        if (hasRocks) {
-            md.append(" flowkv/rocksdb |");
-        }
-        if (hasForst) {
-            md.append(" flowkv/forst |");
-        }
-        if (hasBase) {
-            md.append(" flowkv/").append(RunSpec.BASE).append(" |");
+        // FlowKV over every other backend and variant that ran beside it.
+        List<String> others =
+                backends.contains("flowkv")
+                        ? backends.stream().filter(b -> !b.equals("flowkv")).toList()
+                        : List.of();
+        for (String o : others) {
+            md.append(" flowkv/").append(o).append(" |");
         }
         md.append("\n|---|---|---|");
-        md.append(
-                "---|"
-                        .repeat(
-                                backends.size()
-                                        + (hasRocks ? 1 : 0)
-                                        + (hasForst ? 1 : 0)
-                                        + (hasBase ? 1 : 0)));
+        md.append("---|".repeat(backends.size() + others.size()));
         md.append('\n');
         Map<String, Map<String, Summary.Cell>> cells = Summary.cells(rows, "throughput");
-        Map<String, Double> vsRocks = Summary.ratios(cells, "rocksdb");
-        Map<String, Double> vsForst = Summary.ratios(cells, "forst");
-        Map<String, List<Double>> repsVsRocks = Summary.repetitionRatios(rows, "rocksdb");
-        Map<String, List<Double>> repsVsForst = Summary.repetitionRatios(rows, "forst");
-        Map<String, Double> vsBase = Summary.ratios(cells, RunSpec.BASE);
-        Map<String, List<Double>> repsVsBase = Summary.repetitionRatios(rows, RunSpec.BASE);
+        Map<String, Map<String, Double>> vs = new LinkedHashMap<>();
+        Map<String, Map<String, List<Double>>> repsVs = new LinkedHashMap<>();
+        for (String o : others) {
+            vs.put(o, Summary.ratios(cells, o));
+            repsVs.put(o, Summary.repetitionRatios(rows, o));
+        }
         List<String> queries = new ArrayList<>(byQuery.keySet());
         Charts.Bar[][] bars = new Charts.Bar[backends.size()][queries.size()];
         for (int k = 0; k < queries.size(); k++) {
@@ -378,28 +368,10 @@ final class Report {
                     bars[s][k] = Charts.Bar.failed(failures(rs));
                 }
             }
-            if (hasRocks) {
+            for (String o : others) {
+                Double median = vs.get(o).get(q);
                 md.append(' ')
-                        .append(
-                                vsRocks.containsKey(q)
-                                        ? ratioCell(vsRocks.get(q), repsVsRocks.get(q))
-                                        : "n/a")
-                        .append(" |");
-            }
-            if (hasForst) {
-                md.append(' ')
-                        .append(
-                                vsForst.containsKey(q)
-                                        ? ratioCell(vsForst.get(q), repsVsForst.get(q))
-                                        : "n/a")
-                        .append(" |");
-            }
-            if (hasBase) {
-                md.append(' ')
-                        .append(
-                                vsBase.containsKey(q)
-                                        ? ratioCell(vsBase.get(q), repsVsBase.get(q))
-                                        : "n/a")
+                        .append(median == null ? "n/a" : ratioCell(median, repsVs.get(o).get(q)))
                         .append(" |");
             }
             md.append('\n');
