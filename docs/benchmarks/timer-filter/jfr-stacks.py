@@ -23,9 +23,11 @@ def samples(path):
         capture_output=True, text=True, check=True).stdout
     for event in json.loads(out)["recording"]["events"]:
         values = event["values"]
+        # A sample may lack its thread or its stack (JFR writes null then): count it as "?".
+        stack = values.get("stackTrace") or {"frames": []}
         frames = [f"{f['method']['type']['name'].split('/')[-1]}.{f['method']['name']}:{f['lineNumber']}"
-                  for f in values["stackTrace"]["frames"]]
-        yield (values["sampledThread"]["javaName"] or "?"), frames
+                  for f in stack["frames"]]
+        yield ((values.get("sampledThread") or {}).get("javaName") or "?"), frames
 
 
 def overview(path):
