@@ -125,11 +125,12 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
             return false;
         }
         T oldHead = peek();
-        partition.heap.remove(stored);
+        boolean partitionHeadChanged = partition.heap.remove(stored);
         size--;
         if (partition.heap.isEmpty()) {
             removeGroupAt(heapPosition[group]);
-        } else {
+        } else if (partitionHeadChanged) {
+            // The group's place in the heap of groups follows its head only.
             reposition(heapPosition[group]);
         }
         return oldHead != peek();
