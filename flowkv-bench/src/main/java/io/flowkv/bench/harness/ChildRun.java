@@ -71,7 +71,6 @@ final class ChildRun {
         final List<long[]> progress = java.util.Collections.synchronizedList(new ArrayList<>());
     }
 
-    /** Where and how children run. */
     /**
      * Where and how children run. {@code baseClasspath} is the classpath of backend {@link
      * RunSpec#BASE} (the build of {@code --base-rev}), empty when there is none.
