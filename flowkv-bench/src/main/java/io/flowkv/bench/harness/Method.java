@@ -71,7 +71,7 @@ final class Method {
                 reported as it is. The non-append queries get 10M events at `large`.
 
                 **Repetitions** are interleaved: repetition 1 of every query on every backend, \
-                then repetition 2, and so on. Runs made from 2026-11-27 on take a query's \
+                then repetition 2, and so on. Throughput runs made from 2026-11-27 on take a query's \
                 backends in the given order in odd repetitions and in reverse in even ones \
                 (earlier runs kept the given order). `--base-rev REV` adds backend \
                 `flowkv-base`: FlowKV as built at commit REV, which the script builds in a \
