@@ -123,6 +123,8 @@ final class ChildRun {
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=error");
         // FlowKV's per-store summary at dispose (prefetch hits, bytes read).
         cmd.add("-Dorg.slf4j.simpleLogger.log.io.flowkv.flink=info");
+        // what each AUR store's restore spent on its manifest and its index logs
+        cmd.add("-Dorg.slf4j.simpleLogger.log.io.flowkv.core.aur=info");
         // the paced source logs its base time (latency runs)
         cmd.add("-Dorg.slf4j.simpleLogger.log.io.flowkv.nexmark=info");
         cmd.add("-cp");
