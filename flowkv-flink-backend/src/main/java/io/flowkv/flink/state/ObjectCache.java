@@ -3,7 +3,6 @@ package io.flowkv.flink.state;
 import org.apache.flink.annotation.Internal;
 
 import java.io.IOException;
-import java.util.Objects;
 
 /**
  * The live values of one read-modify-write state (reducing or aggregating) on the Java heap, so
@@ -68,10 +67,17 @@ final class ObjectCache<K, N, V> {
 
         Entry<K, N, V> newer;
 
+        /**
+         * Calls {@code equals} from here, not through {@code Objects.equals}: the JIT profiles the
+         * receiver types of a call per call site, and {@code Objects.equals}' one site is shared by
+         * every caller in the JVM, so it is megamorphic and never inlined; here it sees the state's
+         * key and namespace classes only.
+         */
         boolean matches(int hash, Object key, Object namespace) {
             return this.hash == hash
-                    && Objects.equals(this.key, key)
-                    && Objects.equals(this.namespace, namespace);
+                    && (this.key == key || (this.key != null && this.key.equals(key)))
+                    && (this.namespace == namespace
+                            || (this.namespace != null && this.namespace.equals(namespace)));
         }
     }
 
@@ -170,8 +176,11 @@ final class ObjectCache<K, N, V> {
         measuredOnce = true;
     }
 
+    /** Calls {@code hashCode} from here, for the reason {@link Entry#matches} gives. */
     private static int hash(Object key, Object namespace) {
-        int h = 31 * Objects.hashCode(key) + Objects.hashCode(namespace);
+        int h =
+                31 * (key == null ? 0 : key.hashCode())
+                        + (namespace == null ? 0 : namespace.hashCode());
         return h ^ (h >>> 16);
     }
 
