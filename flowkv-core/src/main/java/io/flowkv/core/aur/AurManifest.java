@@ -40,19 +40,24 @@ final class AurManifest {
     /** The windows' live data bytes, summed. */
     final long liveBytes;
 
+    /** Windows with live data bytes. */
+    final int windowsWithData;
+
     private AurManifest(
             long flushSeq,
             int nextFileId,
             long readClock,
             List<LogSegment> dataLogs,
             List<LogSegment> indexLogs,
-            long liveBytes) {
+            long liveBytes,
+            int windowsWithData) {
         this.flushSeq = flushSeq;
         this.nextFileId = nextFileId;
         this.readClock = readClock;
         this.dataLogs = dataLogs;
         this.indexLogs = indexLogs;
         this.liveBytes = liveBytes;
+        this.windowsWithData = windowsWithData;
     }
 
     static byte[] encode(
@@ -121,6 +126,7 @@ final class AurManifest {
                 segments("index", AurStore.INDEX_PREFIX, FileType.AUR_INDEX_LOG, in, directory);
         int windows = in.getCount("window count");
         long live = 0;
+        int withData = 0;
         for (int i = 0; i < windows; i++) {
             long ett = in.getLong("ett");
             long maxTimestamp = in.getLong("max timestamp");
@@ -139,8 +145,12 @@ final class AurManifest {
             table.setDiskBytes(id, disk);
             table.setFlags(id, flags & EXPLICIT_ETT);
             live += disk;
+            if (disk != 0) {
+                withData++;
+            }
         }
-        return new AurManifest(flushSeq, nextFileId, readClock, dataLogs, indexLogs, live);
+        return new AurManifest(
+                flushSeq, nextFileId, readClock, dataLogs, indexLogs, live, withData);
     }
 
     private static List<LogSegment> segments(

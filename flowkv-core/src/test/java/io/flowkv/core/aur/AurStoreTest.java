@@ -3,6 +3,7 @@ package io.flowkv.core.aur;
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.SealedStore;
 import io.flowkv.core.log.FaultInjectingFileIo;
+import io.flowkv.core.log.ManifestFile;
 import io.flowkv.core.memory.MemoryBudget;
 
 import org.junit.jupiter.api.AfterEach;
@@ -11,6 +12,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -445,6 +448,51 @@ class AurStoreTest {
                 .isInstanceOf(CorruptLogException.class)
                 .hasMessageContaining(index.getFileName().toString())
                 .hasMessageContaining("offset 32");
+    }
+
+    @Test
+    void shouldRejectAManifestWhoseWindowBytesTheIndexLogsDoNotHold() throws IOException {
+        AurStoreOptions.Builder options = options();
+        open(options);
+        store.append(bytes("k"), timeWindow(0, 10), bytes("value"), 1);
+        SealedStore sealed = store.seal();
+        store.close();
+        store = null;
+        // One data log and one index log: the window's data bytes follow 24 bytes of counters,
+        // the two lists (a count and 12 bytes per log each), the window count and three longs.
+        byte[] payload = ManifestFile.read(io, sealed.manifest());
+        ByteBuffer fields = ByteBuffer.wrap(payload).order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(fields.getInt(24)).as("data logs").isEqualTo(1);
+        assertThat(fields.getInt(40)).as("index logs").isEqualTo(1);
+        assertThat(fields.getInt(56)).as("windows").isEqualTo(1);
+        long recorded = fields.getLong(84);
+        assertThat(recorded).isPositive();
+        fields.putLong(84, recorded + 1);
+        ManifestFile.write(io, sealed.manifest(), 99, payload);
+        assertThatThrownBy(() -> AurStore.restore(options.build(), budget, sealed.manifest()))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(
+                        "the index logs hold "
+                                + recorded
+                                + " data bytes of a window the manifest records with "
+                                + (recorded + 1));
+    }
+
+    @Test
+    void shouldRestoreManyWindowsWhoseBytesAgreeWithTheIndexAcrossFlushes() throws IOException {
+        AurStoreOptions.Builder options = options();
+        open(options);
+        for (int round = 0; round < 5; round++) {
+            for (int w = 0; w < 40; w++) {
+                store.append(bytes("k" + w), timeWindow(0, 10), bytes("v" + round), round);
+            }
+            store.flush();
+        }
+        SealedStore sealed = store.seal();
+        reopen(options, sealed);
+        assertThat(store.liveWindows()).isEqualTo(40);
+        assertThat(read(store, bytes("k7"), timeWindow(0, 10)))
+                .containsExactly("v0", "v1", "v2", "v3", "v4");
     }
 
     @Test
