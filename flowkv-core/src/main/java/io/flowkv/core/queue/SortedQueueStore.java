@@ -230,12 +230,26 @@ public final class SortedQueueStore implements AutoCloseable {
         if (headKnown && !belowHead && ORDER.compare(element, head) == 0) {
             return false;
         }
-        Long latest = memtable.get(element);
-        if (latest != null && isAdd(latest)) {
-            recent[slot] = element;
-            return false;
+        Long latest;
+        long cost = cost(element);
+        if (memtable.isEmpty() || memtableBytes + cost <= memtableLimit) {
+            // Room for a new element without a flush: one descent of the tree puts the ADD and
+            // returns what it replaced. An ADD replaced by a newer ADD leaves the element present.
+            latest = memtable.put(element, record(nextSeq++, ADD));
+            if (latest == null) {
+                memtableBytes += cost;
+            } else if (isAdd(latest)) {
+                recent[slot] = element;
+                return false;
+            }
+        } else {
+            latest = memtable.get(element);
+            if (latest != null && isAdd(latest)) {
+                recent[slot] = element;
+                return false;
+            }
+            put(element, latest, ADD);
         }
-        put(element, latest, ADD);
         recent[slot] = element;
         // A DEL in the memtable is its latest record; below the head there are no records.
         size = (latest != null || belowHead) && size != UNKNOWN ? size + 1 : UNKNOWN;
