@@ -232,25 +232,23 @@ public final class SortedQueueStore implements AutoCloseable {
         }
         Long latest;
         long cost = cost(element);
-        if (memtable.isEmpty() || memtableBytes + cost <= memtableLimit) {
-            // Room for a new element without a flush: one descent of the tree puts the ADD and
-            // returns what it replaced. An ADD replaced by a newer ADD leaves the element present.
+        if (hasRoomFor(cost)) {
+            // No flush can be due: one descent of the tree puts the ADD and returns what it
+            // replaced. An ADD replaced by a newer ADD leaves the element present.
             latest = memtable.put(element, record(nextSeq++, ADD));
             if (latest == null) {
                 memtableBytes += cost;
-            } else if (isAdd(latest)) {
-                recent[slot] = element;
-                return false;
             }
         } else {
             latest = memtable.get(element);
-            if (latest != null && isAdd(latest)) {
-                recent[slot] = element;
-                return false;
+            if (latest == null || !isAdd(latest)) {
+                put(element, latest, ADD);
             }
-            put(element, latest, ADD);
         }
         recent[slot] = element;
+        if (latest != null && isAdd(latest)) {
+            return false;
+        }
         // A DEL in the memtable is its latest record; below the head there are no records.
         size = (latest != null || belowHead) && size != UNKNOWN ? size + 1 : UNKNOWN;
         if (belowHead) {
@@ -292,12 +290,17 @@ public final class SortedQueueStore implements AutoCloseable {
     private void put(byte[] element, Long latest, int kind) throws IOException {
         if (latest == null) {
             long cost = cost(element);
-            if (!memtable.isEmpty() && memtableBytes + cost > memtableLimit) {
+            if (!hasRoomFor(cost)) {
                 flushMemtable();
             }
             memtableBytes += cost;
         }
         memtable.put(element, record(nextSeq++, kind));
+    }
+
+    /** Whether a new element of {@code cost} fits the memtable without a flush first. */
+    private boolean hasRoomFor(long cost) {
+        return memtable.isEmpty() || memtableBytes + cost <= memtableLimit;
     }
 
     /**
