@@ -319,6 +319,33 @@ class FlowKVIncrementalCheckpointTest {
     }
 
     @Test
+    void shouldFailARestoreWhoseStoreCannotReopenNamingItsFile() throws Exception {
+        FlowKVKeyedStateBackend<Integer> backend = backend(KeyGroupRange.of(0, 127), List.of());
+        Map<String, String> model = new TreeMap<>();
+        write(backend, model, 0, 500, 0);
+        IncrementalRemoteKeyedStateHandle handle = remote(snapshot(backend, 1));
+        // The states reopen side by side; the AUR store reads its index log as it reopens, so a
+        // corrupt one fails the restore itself, even in the background, naming the file.
+        HandleAndLocalPath victim =
+                handle.getSharedState().stream()
+                        .filter(f -> f.getLocalPath().contains("aur-index-"))
+                        .findFirst()
+                        .orElseThrow();
+        Path file = Path.of(((FileStateHandle) victim.getHandle()).getFilePath().toUri());
+        byte[] original = Files.readAllBytes(file);
+        byte[] corrupt = original.clone();
+        corrupt[corrupt.length - 3] ^= 0x40;
+        Files.write(file, corrupt);
+        assertThatThrownBy(() -> backend(KeyGroupRange.of(0, 127), List.of(handle)))
+                .hasStackTraceContaining(victim.getLocalPath())
+                .hasStackTraceContaining("corrupt");
+        // The same checkpoint, whole again, restores every state.
+        Files.write(file, original);
+        assertThat(read(backend(KeyGroupRange.of(0, 127), List.of(handle)), 0, 500))
+                .isEqualTo(model);
+    }
+
+    @Test
     void shouldServeAndCheckpointABackendWhoseFilesAreStillArriving() throws Exception {
         LocalRecoveryConfig local = localRecovery();
         FlowKVKeyedStateBackend<Integer> backend =
