@@ -47,8 +47,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
 
@@ -188,51 +186,32 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
             fetch.awaitAll();
         }
         long fetched = System.nanoTime();
-        // Every state's stores reopen on threads of their own while this thread restores the
-        // timers (they share nothing but the thread-safe budget and file I/O): on few cores one
-        // state's slowest instance no longer holds the next state and the timers back.
-        List<CompletableFuture<StateStorage>> reopening =
-                reopenAll(restored, metadata.states(), base, metadata.range());
-        Throwable failure = null;
+        List<StateStorage> opened = new ArrayList<>();
         try {
-            restoreTimers(metadata, base, fetch);
-            deleteTimerFiles(metadata, base);
-        } catch (IOException | RuntimeException e) {
-            failure = e;
-        }
-        long timersDone = System.nanoTime();
-        List<StateStorage> opened = new ArrayList<>(reopening.size());
-        for (CompletableFuture<StateStorage> future : reopening) {
-            try {
-                opened.add(future == null ? null : future.join());
-            } catch (CompletionException e) {
-                opened.add(null);
-                failure = withFailure(failure, e.getCause());
-            }
-        }
-        for (int i = 0; i < opened.size() && failure == null; i++) {
-            if (opened.get(i) != null) {
-                try {
-                    binder.bindRestored(restored.get(i), opened.get(i));
-                } catch (RuntimeException e) {
-                    failure = e;
+            for (int i = 0; i < restored.size(); i++) {
+                CheckpointMetadata.StoredState stored = metadata.states().get(i);
+                if (stored == null) {
+                    continue;
                 }
+                RegisteredState state = restored.get(i);
+                StateStorage storage = reopen(state, stored, base, metadata.range());
+                opened.add(storage);
+                binder.bindRestored(state, storage);
             }
-        }
-        long reopened = System.nanoTime();
-        if (failure != null) {
+        } catch (IOException | RuntimeException e) {
             // The backend is not built: nothing else would close the stores that did reopen.
             for (StateStorage storage : opened) {
-                if (storage != null) {
-                    try {
-                        storage.close();
-                    } catch (IOException | RuntimeException suppressed) {
-                        failure.addSuppressed(suppressed);
-                    }
+                try {
+                    storage.close();
+                } catch (IOException | RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
                 }
             }
-            rethrow(failure);
+            throw e;
         }
+        long reopened = System.nanoTime();
+        restoreTimers(metadata, base, fetch);
+        deleteTimerFiles(metadata, base);
         // The stores and timers are in: the rest of the files arrive while the subtask runs.
         fetch.start(threads, label);
         uploads.restored(checkpointId, files);
@@ -242,7 +221,7 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
         }
         LOG.info(
                 "Restored key groups {} of checkpoint {}: {} files, {} bytes{} in {} ms,"
-                        + " stores reopened in {} ms, timers restored beside them in {} ms",
+                        + " stores reopened in {} ms, timers in {} ms",
                 keyGroupRange,
                 checkpointId,
                 metadata.files().size(),
@@ -252,67 +231,7 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
                         : " fetched",
                 (fetched - start) / 1_000_000,
                 (reopened - fetched) / 1_000_000,
-                (timersDone - fetched) / 1_000_000);
-    }
-
-    /**
-     * Starts reopening the stores of every stored state, each on a thread of its own; the futures
-     * are in state order, null where a state has no stored stores.
-     */
-    private List<CompletableFuture<StateStorage>> reopenAll(
-            List<RegisteredState> restored,
-            List<CheckpointMetadata.StoredState> stored,
-            Path base,
-            KeyGroupRange writtenFor) {
-        List<CompletableFuture<StateStorage>> reopening = new ArrayList<>(restored.size());
-        for (int i = 0; i < restored.size(); i++) {
-            CheckpointMetadata.StoredState stores = stored.get(i);
-            if (stores == null) {
-                reopening.add(null);
-                continue;
-            }
-            RegisteredState state = restored.get(i);
-            CompletableFuture<StateStorage> future = new CompletableFuture<>();
-            Thread thread =
-                    new Thread(
-                            () -> {
-                                try {
-                                    future.complete(reopen(state, stores, base, writtenFor));
-                                } catch (Throwable e) {
-                                    future.completeExceptionally(e);
-                                }
-                            },
-                            "flowkv-restore-reopen-" + state.name());
-            thread.setDaemon(true);
-            thread.start();
-            reopening.add(future);
-        }
-        return reopening;
-    }
-
-    /** The first failure, with {@code next} suppressed in it. */
-    private static Throwable withFailure(Throwable first, Throwable next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
-    }
-
-    private static void rethrow(Throwable failure) throws IOException {
-        if (failure == null) {
-            return;
-        }
-        if (failure instanceof IOException io) {
-            throw io;
-        }
-        if (failure instanceof RuntimeException runtime) {
-            throw runtime;
-        }
-        if (failure instanceof Error error) {
-            throw error;
-        }
-        throw new IOException("Could not reopen a state's stores: " + failure, failure);
+                (System.nanoTime() - reopened) / 1_000_000);
     }
 
     private void restoreClipped(KeyedStateHandle handle) throws Exception {
