@@ -127,23 +127,10 @@ final class AurManifest {
         int windows = in.getCount("window count");
         long live = 0;
         int withData = 0;
+        // One call per window, not the loop body: a restore runs this loop once in a JVM, so the
+        // JIT compiles a method called per window long before it would compile the loop.
         for (int i = 0; i < windows; i++) {
-            long ett = in.getLong("ett");
-            long maxTimestamp = in.getLong("max timestamp");
-            long firstSeq = in.getLong("first sequence");
-            long disk = in.getLong("data bytes");
-            int flags = in.getInt("flags");
-            byte[] key = in.getBytes("key");
-            byte[] window = in.getBytes("window");
-            if (table.find(key, window) != NO_ID || disk < 0) {
-                throw new CorruptLogException(
-                        manifest, 0, "duplicate or invalid window entry " + i + " in manifest");
-            }
-            int id = table.insert(key, window, firstSeq);
-            table.setEtt(id, ett);
-            table.setMaxTimestamp(id, maxTimestamp);
-            table.setDiskBytes(id, disk);
-            table.setFlags(id, flags & EXPLICIT_ETT);
+            long disk = decodeWindow(manifest, in, table, i);
             live += disk;
             if (disk != 0) {
                 withData++;
@@ -151,6 +138,29 @@ final class AurManifest {
         }
         return new AurManifest(
                 flushSeq, nextFileId, readClock, dataLogs, indexLogs, live, withData);
+    }
+
+    /** Inserts the manifest's {@code i}-th window into {@code table}; returns its data bytes. */
+    private static long decodeWindow(
+            Path manifest, ManifestCodec.Reader in, WindowStatTable table, int i)
+            throws IOException {
+        long ett = in.getLong("ett");
+        long maxTimestamp = in.getLong("max timestamp");
+        long firstSeq = in.getLong("first sequence");
+        long disk = in.getLong("data bytes");
+        int flags = in.getInt("flags");
+        byte[] key = in.getBytes("key");
+        byte[] window = in.getBytes("window");
+        if (table.find(key, window) != NO_ID || disk < 0) {
+            throw new CorruptLogException(
+                    manifest, 0, "duplicate or invalid window entry " + i + " in manifest");
+        }
+        int id = table.insert(key, window, firstSeq);
+        table.setEtt(id, ett);
+        table.setMaxTimestamp(id, maxTimestamp);
+        table.setDiskBytes(id, disk);
+        table.setFlags(id, flags & EXPLICIT_ETT);
+        return disk;
     }
 
     private static List<LogSegment> segments(

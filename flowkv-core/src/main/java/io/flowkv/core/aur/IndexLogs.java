@@ -76,12 +76,30 @@ final class IndexLogs implements Iterable<LogSegment> {
                 int end = at + scanner.payloadLength();
                 scanned += scanner.payloadLength();
                 while (at < end) {
-                    at = e.parse(buf, at, end, log.path, scanner.frameOffset());
-                    visitor.visit(log, scanner.frameOffset());
+                    at = visit(e, visitor, log, buf, at, end, scanner.frameOffset());
                 }
             }
         }
         return scanned;
+    }
+
+    /**
+     * Parses the entry at {@code at} and hands it to {@code visitor}; returns where the next entry
+     * starts. A method of its own so that the JIT compiles it after a few hundred entries: a
+     * restore scans once per JVM, too few loop iterations for the scan loop itself to be compiled.
+     */
+    private static int visit(
+            IndexEntryDescriptor e,
+            EntryVisitor visitor,
+            LogSegment log,
+            byte[] buf,
+            int at,
+            int end,
+            long frameOffset)
+            throws IOException {
+        int next = e.parse(buf, at, end, log.path, frameOffset);
+        visitor.visit(log, frameOffset);
+        return next;
     }
 
     /**

@@ -620,22 +620,31 @@ public final class RmwStore implements ValueStore {
             log.add(segment);
             FrameScanner frames = reader.scanAll(options.ioBufferBytes());
             while (frames.next()) {
-                byte[] b = frames.array();
-                int p = frames.payloadOffset();
-                int len = frames.payloadLength();
-                RmwRecordDescriptor.validate(b, p, len, path, frames.frameOffset());
-                int frame = FrameDescriptor.HEADER_LENGTH + len;
-                lookupPayload = b;
-                lookupPayloadOffset = p;
-                boolean put = RmwRecordDescriptor.kind(b, p) == RmwRecordDescriptor.PUT;
-                applyToIndex(
-                        put,
-                        payloadHash(b, p),
-                        put ? Positions.pack(id, frames.frameOffset()) : NONE,
-                        frame,
-                        logMatchesPayload);
+                loadFrame(id, path, frames);
             }
         }
+    }
+
+    /**
+     * Applies the frame {@code frames} is at to the index. A method of its own so that the JIT
+     * compiles it after a few hundred frames: a restore loads each segment once per JVM, too few
+     * loop iterations for the loop itself to be compiled.
+     */
+    private void loadFrame(int id, Path path, FrameScanner frames) throws IOException {
+        byte[] b = frames.array();
+        int p = frames.payloadOffset();
+        int len = frames.payloadLength();
+        RmwRecordDescriptor.validate(b, p, len, path, frames.frameOffset());
+        int frame = FrameDescriptor.HEADER_LENGTH + len;
+        lookupPayload = b;
+        lookupPayloadOffset = p;
+        boolean put = RmwRecordDescriptor.kind(b, p) == RmwRecordDescriptor.PUT;
+        applyToIndex(
+                put,
+                payloadHash(b, p),
+                put ? Positions.pack(id, frames.frameOffset()) : NONE,
+                frame,
+                logMatchesPayload);
     }
 
     /**

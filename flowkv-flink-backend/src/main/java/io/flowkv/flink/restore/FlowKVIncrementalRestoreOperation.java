@@ -635,13 +635,10 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
                     TimerSnapshotFile.read(
                             root.resolve(timerFile),
                             (keyGroup, bytes) -> {
-                                if (keyGroupRange.contains(keyGroup)) {
-                                    in.setBuffer(bytes);
-                                    try {
-                                        queue.getPriorityQueue().add(serializer.deserialize(in));
-                                    } catch (IOException e) {
-                                        throw new UncheckedIOException(e);
-                                    }
+                                try {
+                                    restoreTimer(queue, serializer, in, keyGroup, bytes);
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
                                 }
                             });
                 } catch (UncheckedIOException e) {
@@ -649,11 +646,25 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
                 }
             }
             for (CheckpointMetadata.Timer timer : metadata.queues().get(q++)) {
-                if (keyGroupRange.contains(timer.keyGroup())) {
-                    in.setBuffer(timer.bytes());
-                    queue.getPriorityQueue().add(serializer.deserialize(in));
-                }
+                restoreTimer(queue, serializer, in, timer.keyGroup(), timer.bytes());
             }
+        }
+    }
+
+    /**
+     * Adds one timer of this backend's key groups to its queue. A method of its own so that the JIT
+     * compiles it after a few hundred timers: a restore runs the loops over them once per JVM.
+     */
+    private void restoreTimer(
+            HeapPriorityQueueSnapshotRestoreWrapper<HeapPriorityQueueElement> queue,
+            TypeSerializer<HeapPriorityQueueElement> serializer,
+            DataInputDeserializer in,
+            int keyGroup,
+            byte[] bytes)
+            throws IOException {
+        if (keyGroupRange.contains(keyGroup)) {
+            in.setBuffer(bytes);
+            queue.getPriorityQueue().add(serializer.deserialize(in));
         }
     }
 
