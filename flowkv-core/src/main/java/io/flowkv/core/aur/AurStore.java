@@ -8,6 +8,7 @@ import io.flowkv.core.SealedStore;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.TriggerTimes;
 import io.flowkv.core.ValueConsumer;
+import io.flowkv.core.index.CacheShare;
 import io.flowkv.core.index.PagedRecords;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
@@ -129,6 +130,9 @@ public final class AurStore implements ListStore, TriggerTimes {
     private long flushSeq = 1;
     private Path lastManifest;
 
+    /** The part of the stat cache that the table and the chains share. */
+    private final CacheShare statShare;
+
     private final PrefetchBuffer prefetch;
 
     /** The frames the read now running collected. */
@@ -167,7 +171,13 @@ public final class AurStore implements ListStore, TriggerTimes {
         // Draw in this order: the limits of a given seed stay the same from build to build.
         long writeBufferLimit = jitter.scale(options.writeBufferBytes());
         this.compactionThreshold = jitter.scaleAmplification(options.maxSpaceAmplification());
-        this.table = new WindowStatTable(budget, io, directory, options.statCacheBytes() / 4 * 3);
+        // Half the stat cache is the table's (3/8) and the chains' (1/8) own; the other half goes
+        // to whichever of them outgrows its own first, so that a table just over its three
+        // quarters does not spill while the chains leave theirs unused.
+        this.statShare = new CacheShare(options.statCacheBytes() / 2);
+        this.table =
+                new WindowStatTable(
+                        budget, io, directory, options.statCacheBytes() / 8 * 3, statShare);
         this.prefetch =
                 new PrefetchBuffer(
                         table, budget, options.prefetchBufferLimit(), options.readBatchRatio());
@@ -842,7 +852,8 @@ public final class AurStore implements ListStore, TriggerTimes {
                 io,
                 directory.resolve(
                         WindowStatTable.SCRATCH_PREFIX + "chains-" + chainFiles++ + ".records"),
-                Math.max(PagedRecords.MIN_CACHE_BYTES, options.statCacheBytes() / 4));
+                Math.max(PagedRecords.MIN_CACHE_BYTES, options.statCacheBytes() / 8),
+                statShare);
     }
 
     /** Removed windows leave their records behind: copy the live ones once they are outnumbered. */

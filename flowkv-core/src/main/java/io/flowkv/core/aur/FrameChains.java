@@ -1,5 +1,6 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.index.CacheShare;
 import io.flowkv.core.index.PagedRecords;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
@@ -44,8 +45,11 @@ final class FrameChains implements AutoCloseable {
     private final PagedRecords pages;
     private long records;
 
-    /** Chains whose page cache takes at most {@code cacheBytes}; pages spill to {@code file}. */
-    FrameChains(MemoryBudget budget, FileIo io, Path file, long cacheBytes) {
+    /**
+     * Chains whose page cache takes {@code cacheBytes}, and then more from {@code share}; pages
+     * spill to {@code file}.
+     */
+    FrameChains(MemoryBudget budget, FileIo io, Path file, long cacheBytes, CacheShare share) {
         this.pages =
                 new PagedRecords(
                         budget,
@@ -53,7 +57,8 @@ final class FrameChains implements AutoCloseable {
                         file,
                         "AUR frame chains",
                         RECORD_BYTES,
-                        Math.max(PagedRecords.MIN_CACHE_BYTES, cacheBytes));
+                        Math.max(PagedRecords.MIN_CACHE_BYTES, cacheBytes),
+                        share);
     }
 
     /**

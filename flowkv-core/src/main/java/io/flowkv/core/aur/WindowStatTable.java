@@ -1,5 +1,6 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.index.CacheShare;
 import io.flowkv.core.index.Hashing;
 import io.flowkv.core.index.LongHashIndex;
 import io.flowkv.core.index.PagedHashIndex;
@@ -112,9 +113,11 @@ final class WindowStatTable {
 
     /**
      * An empty table whose page caches take about {@code cacheBytes} (three quarters for records, a
-     * quarter for the hash index) and whose scratch files are in {@code directory}.
+     * quarter for the hash index), and then more from {@code share}, and whose scratch files are in
+     * {@code directory}.
      */
-    WindowStatTable(MemoryBudget budget, FileIo io, Path directory, long cacheBytes) {
+    WindowStatTable(
+            MemoryBudget budget, FileIo io, Path directory, long cacheBytes, CacheShare share) {
         this.budget = budget;
         this.records =
                 new PagedRecords(
@@ -125,7 +128,8 @@ final class WindowStatTable {
                         RECORD_BYTES,
                         Math.max(
                                 PagedRecords.MIN_CACHE_BYTES,
-                                cacheBytes - indexCacheBytes(cacheBytes)));
+                                cacheBytes - indexCacheBytes(cacheBytes)),
+                        share);
         PagedHashIndex idx = null;
         try {
             idx =
@@ -135,7 +139,8 @@ final class WindowStatTable {
                             directory,
                             SCRATCH_PREFIX + "stat-index-",
                             indexCacheBytes(cacheBytes),
-                            1024);
+                            1024,
+                            share);
             this.keys = new OffHeapSlab(budget, KEY_CHUNK_BYTES);
         } catch (RuntimeException e) {
             if (idx != null) {

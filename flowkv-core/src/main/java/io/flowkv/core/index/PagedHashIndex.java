@@ -97,6 +97,11 @@ public final class PagedHashIndex implements AutoCloseable {
     private final String filePrefix;
     private final int maxChunks;
 
+    /** Where chunks beyond {@link #maxChunks} may come from (null: nowhere), and how many did. */
+    private final CacheShare share;
+
+    private int sharedChunks;
+
     private final List<OffHeapBuffer> chunks = new ArrayList<>();
     private final byte[] transfer = new byte[PAGE_BYTES];
     private final ByteBuffer transferView = ByteBuffer.wrap(transfer);
@@ -143,6 +148,21 @@ public final class PagedHashIndex implements AutoCloseable {
             String filePrefix,
             long cacheBytes,
             long expectedEntries) {
+        this(budget, io, directory, filePrefix, cacheBytes, expectedEntries, null);
+    }
+
+    /**
+     * As above; past {@code cacheBytes} the cache may grow further with bytes of {@code share}
+     * (null: none), given back when it closes.
+     */
+    public PagedHashIndex(
+            MemoryBudget budget,
+            FileIo io,
+            Path directory,
+            String filePrefix,
+            long cacheBytes,
+            long expectedEntries,
+            CacheShare share) {
         if (cacheBytes < MIN_CACHE_BYTES) {
             throw new IllegalArgumentException(
                     "index cache of " + cacheBytes + " bytes, must be >= " + MIN_CACHE_BYTES);
@@ -153,6 +173,7 @@ public final class PagedHashIndex implements AutoCloseable {
         this.filePrefix = filePrefix;
         this.maxChunks =
                 (int) Math.min(Integer.MAX_VALUE >>> FRAME_SHIFT, cacheBytes / CHUNK_BYTES);
+        this.share = share;
         this.table = new Table(bitsFor(expectedEntries), generation);
         try {
             addChunk(OffHeapBuffer.allocate(budget, CHUNK_BYTES, "hash index page cache"));
@@ -623,14 +644,31 @@ public final class PagedHashIndex implements AutoCloseable {
             freeHead = (int) meta(f);
             return f;
         }
-        if (chunks.size() < maxChunks) {
+        boolean own = chunks.size() < maxChunks;
+        if (own || chunks.size() < (Integer.MAX_VALUE >>> FRAME_SHIFT) && takeShared()) {
             OffHeapBuffer c = OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
             if (c != null) {
                 addChunk(c);
                 return acquireFrame();
             }
+            if (!own) {
+                giveShared(1);
+            }
         }
         return evictOne();
+    }
+
+    private boolean takeShared() {
+        if (share == null || !share.tryTake(CHUNK_BYTES)) {
+            return false;
+        }
+        sharedChunks++;
+        return true;
+    }
+
+    private void giveShared(int n) {
+        share.give(n * CHUNK_BYTES);
+        sharedChunks -= n;
     }
 
     private void addChunk(OffHeapBuffer c) {
@@ -832,6 +870,9 @@ public final class PagedHashIndex implements AutoCloseable {
             c.close();
         }
         chunks.clear();
+        if (sharedChunks > 0) {
+            giveShared(sharedChunks);
+        }
         freeHead = -1;
         for (Table t : new Table[] {table, previous}) {
             if (t != null) {

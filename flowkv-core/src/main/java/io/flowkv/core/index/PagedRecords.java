@@ -64,6 +64,11 @@ public final class PagedRecords implements AutoCloseable {
     private final int recordsPerPage;
     private final int maxChunks;
 
+    /** Where chunks beyond {@link #maxChunks} may come from (null: nowhere), and how many did. */
+    private final CacheShare share;
+
+    private int sharedChunks;
+
     private final List<OffHeapBuffer> chunks = new ArrayList<>();
     private final byte[] transfer = new byte[PAGE_BYTES];
     private final ByteBuffer transferView = ByteBuffer.wrap(transfer);
@@ -106,6 +111,21 @@ public final class PagedRecords implements AutoCloseable {
             String purpose,
             int recordBytes,
             long cacheBytes) {
+        this(budget, io, path, purpose, recordBytes, cacheBytes, null);
+    }
+
+    /**
+     * As above; past {@code cacheBytes} the cache may grow further with bytes of {@code share}
+     * (null: none), given back when it closes.
+     */
+    public PagedRecords(
+            MemoryBudget budget,
+            FileIo io,
+            Path path,
+            String purpose,
+            int recordBytes,
+            long cacheBytes,
+            CacheShare share) {
         Checks.checkRange("record bytes", recordBytes, 8, PAGE_BYTES);
         if (cacheBytes < MIN_CACHE_BYTES) {
             throw new IllegalArgumentException(
@@ -119,6 +139,7 @@ public final class PagedRecords implements AutoCloseable {
         this.recordsPerPage = PAGE_BYTES / recordBytes;
         this.maxChunks =
                 (int) Math.min(Integer.MAX_VALUE >>> FRAME_SHIFT, cacheBytes / CHUNK_BYTES);
+        this.share = share;
     }
 
     /** Why the records became unusable (a page could not be written or read back), or null. */
@@ -306,13 +327,17 @@ public final class PagedRecords implements AutoCloseable {
             freeHead = (int) (meta(f) & PAGE_MASK);
             return f;
         }
-        if (chunks.size() < maxChunks) {
+        boolean own = chunks.size() < maxChunks;
+        if (own || chunks.size() < (Integer.MAX_VALUE >>> FRAME_SHIFT) && takeShared()) {
             // The first chunk is the least the records work with; more is cache, which leaves
             // the budget's headroom to structures that cannot give way.
             OffHeapBuffer c =
                     chunks.isEmpty()
                             ? OffHeapBuffer.tryAllocate(budget, CHUNK_BYTES)
                             : OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
+            if (c == null && !own) {
+                giveShared(1);
+            }
             if (c != null) {
                 chunks.add(c);
                 int first = (chunks.size() - 1) << FRAME_SHIFT;
@@ -327,6 +352,19 @@ public final class PagedRecords implements AutoCloseable {
                     "page cache of " + purpose, CHUNK_BYTES, budget.available(), budget.capacity());
         }
         return evictOne();
+    }
+
+    private boolean takeShared() {
+        if (share == null || !share.tryTake(CHUNK_BYTES)) {
+            return false;
+        }
+        sharedChunks++;
+        return true;
+    }
+
+    private void giveShared(int n) {
+        share.give(n * CHUNK_BYTES);
+        sharedChunks -= n;
     }
 
     private int evictOne() {
@@ -485,6 +523,9 @@ public final class PagedRecords implements AutoCloseable {
             c.close();
         }
         chunks.clear();
+        if (sharedChunks > 0) {
+            giveShared(sharedChunks);
+        }
         freeHead = -1;
         lastPage = -1;
         lastRecord = -1;

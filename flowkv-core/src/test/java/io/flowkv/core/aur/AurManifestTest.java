@@ -39,8 +39,8 @@ class AurManifestTest {
     @BeforeEach
     void openTables() throws Exception {
         budget = new MemoryBudget(16L << 20);
-        source = new WindowStatTable(budget, FileIo.DEFAULT, mkdir("source"), 1L << 20);
-        restored = new WindowStatTable(budget, FileIo.DEFAULT, mkdir("restored"), 1L << 20);
+        source = new WindowStatTable(budget, FileIo.DEFAULT, mkdir("source"), 1L << 20, null);
+        restored = new WindowStatTable(budget, FileIo.DEFAULT, mkdir("restored"), 1L << 20, null);
         manifest = dir.resolve(AurStore.fileName(AurStore.MANIFEST_PREFIX, 11));
         restoreDir = dir.resolve("store");
     }
@@ -359,14 +359,17 @@ class AurManifestTest {
         assertThat(decodeFailure(Arrays.copyOf(payload, 2)))
                 .hasMessageContaining("manifest payload ends inside field 'payload version'");
         restored.release();
-        restored = new WindowStatTable(budget, FileIo.DEFAULT, dir.resolve("restored"), 1L << 20);
+        restored =
+                new WindowStatTable(
+                        budget, FileIo.DEFAULT, dir.resolve("restored"), 1L << 20, null);
         assertThat(decodeFailure(Arrays.copyOf(payload, payload.length - 1)))
                 .hasMessageContaining("bad window length 16");
 
         for (int cut = 0; cut < payload.length; cut++) {
             restored.release();
             restored =
-                    new WindowStatTable(budget, FileIo.DEFAULT, dir.resolve("restored"), 1L << 20);
+                    new WindowStatTable(
+                            budget, FileIo.DEFAULT, dir.resolve("restored"), 1L << 20, null);
             int length = cut;
             assertThatThrownBy(
                             () ->
@@ -380,7 +383,9 @@ class AurManifestTest {
         }
 
         restored.release();
-        restored = new WindowStatTable(budget, FileIo.DEFAULT, dir.resolve("restored"), 1L << 20);
+        restored =
+                new WindowStatTable(
+                        budget, FileIo.DEFAULT, dir.resolve("restored"), 1L << 20, null);
         assertThat(AurManifest.decode(manifest, payload, restoreDir, restored).liveBytes)
                 .as("the whole payload decodes")
                 .isEqualTo(64);

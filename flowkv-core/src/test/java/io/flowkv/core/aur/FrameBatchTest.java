@@ -19,10 +19,11 @@ class FrameBatchTest {
     @Test
     void shouldCollectChainsOldestFirstSortInLogOrderAndKeepOneWindow() throws Exception {
         MemoryBudget budget = new MemoryBudget(8L << 20);
-        WindowStatTable table = new WindowStatTable(budget, FileIo.DEFAULT, dir, 1L << 20);
+        WindowStatTable table = new WindowStatTable(budget, FileIo.DEFAULT, dir, 1L << 20, null);
         PrefetchBuffer prefetch = new PrefetchBuffer(table, budget, 1L << 20, 0.0);
         try (FrameChains chains =
-                        new FrameChains(budget, FileIo.DEFAULT, dir.resolve("chains"), 1L << 20);
+                        new FrameChains(
+                                budget, FileIo.DEFAULT, dir.resolve("chains"), 1L << 20, null);
                 FrameBatch batch = new FrameBatch(budget, prefetch)) {
             // Window 1 wrote to log 5 then log 9; log 9 (compacted) sits before log 5 in log order.
             long head = chains.extend(FrameChains.END, Positions.pack(5, 100), 10);
@@ -57,7 +58,7 @@ class FrameBatchTest {
     @Test
     void shouldRefuseAFrameTheBudgetHasNoRoomFor() throws Exception {
         MemoryBudget budget = new MemoryBudget(8L << 20);
-        WindowStatTable table = new WindowStatTable(budget, FileIo.DEFAULT, dir, 1L << 20);
+        WindowStatTable table = new WindowStatTable(budget, FileIo.DEFAULT, dir, 1L << 20, null);
         PrefetchBuffer prefetch = new PrefetchBuffer(table, budget, 1L << 20, 0.0);
         try (FrameBatch batch = new FrameBatch(budget, prefetch)) {
             long rest = budget.available();

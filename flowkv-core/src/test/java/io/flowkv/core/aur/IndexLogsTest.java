@@ -40,7 +40,8 @@ class IndexLogsTest {
                         budget,
                         FileIo.DEFAULT,
                         Files.createDirectories(dir.resolve("t")),
-                        1L << 20);
+                        1L << 20,
+                        null);
         logs = new IndexLogs(FileIo.DEFAULT);
     }
 

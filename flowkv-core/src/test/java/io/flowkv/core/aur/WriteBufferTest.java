@@ -38,7 +38,7 @@ class WriteBufferTest {
     @BeforeEach
     void openTable() {
         budget = new MemoryBudget(8L << 20);
-        table = new WindowStatTable(budget, FileIo.DEFAULT, dir, 1L << 20);
+        table = new WindowStatTable(budget, FileIo.DEFAULT, dir, 1L << 20, null);
     }
 
     @AfterEach

@@ -107,6 +107,48 @@ class PagedRecordsTest {
     }
 
     @Test
+    void shouldGrowPastItsOwnCacheWithASharedOneAndGiveItBackWhenClosed() {
+        // Records of 40 B, 102 per page: 4 pages per chunk hold 408 records. Own cache: one
+        // chunk; share: two more chunks.
+        long chunk = PagedRecords.MIN_CACHE_BYTES;
+        CacheShare share = new CacheShare(2 * chunk);
+        records =
+                new PagedRecords(
+                        budget, io, dir.resolve("r.records"), "test records", RECORD, chunk, share);
+        int fits = 3 * 4 * (PagedRecords.PAGE_BYTES / RECORD);
+        records.ensureCapacity(fits);
+        for (int r = 0; r < fits; r++) {
+            records.putLong(r, 0, r);
+        }
+        for (int r = 0; r < fits; r++) {
+            assertThat(records.getLong(r, 0)).isEqualTo(r);
+        }
+        assertThat(records.pageWrites()).as("page writes while the share has room").isZero();
+        assertThat(share.taken()).isEqualTo(2 * chunk);
+        // A second cache finds the share taken: past its own chunk it spills.
+        try (PagedRecords other =
+                new PagedRecords(
+                        budget,
+                        io,
+                        dir.resolve("other.records"),
+                        "other records",
+                        RECORD,
+                        chunk,
+                        share)) {
+            other.ensureCapacity(fits);
+            for (int r = 0; r < fits; r++) {
+                other.putLong(r, 0, r);
+            }
+            for (int r = 0; r < fits; r++) {
+                assertThat(other.getLong(r, 0)).isEqualTo(r);
+            }
+            assertThat(other.pageWrites()).as("the other cache's page writes").isPositive();
+        }
+        records.close();
+        assertThat(share.taken()).as("share after close").isZero();
+    }
+
+    @Test
     void shouldReadNeverWrittenRecordsAsZeros() {
         records = open(PagedRecords.MIN_CACHE_BYTES);
         records.ensureCapacity(1_000);

@@ -1,0 +1,51 @@
+package io.flowkv.core.index;
+
+import io.flowkv.core.Checks;
+
+/**
+ * Page-cache bytes that the page caches of one store ({@link PagedRecords}, {@link PagedHashIndex})
+ * may take beyond their own caps, first come first served. Each cache keeps what it takes until it
+ * closes, as it keeps its own chunks; so the caches of a store that outgrow their own caps at
+ * different rates end up sharing the store's cache in proportion to what they hold, instead of in a
+ * fixed split that leaves one spilling while another has room.
+ *
+ * <p>Bytes only: the chunks themselves still come from the memory budget, which may refuse them.
+ * Not thread-safe: like the caches it serves, it belongs to one store's thread.
+ */
+public final class CacheShare {
+    private final long bytes;
+    private long taken;
+
+    /** A share of {@code bytes} (0: nothing to share). */
+    public CacheShare(long bytes) {
+        Checks.checkRange("shared cache bytes", bytes, 0, Long.MAX_VALUE);
+        this.bytes = bytes;
+    }
+
+    /** Takes {@code n} bytes if that many are left; returns whether it did. */
+    boolean tryTake(long n) {
+        if (n > bytes - taken) {
+            return false;
+        }
+        taken += n;
+        return true;
+    }
+
+    /** Gives back {@code n} bytes taken before. */
+    void give(long n) {
+        if (n > taken) {
+            throw new IllegalStateException("gives back " + n + " bytes of " + taken + " taken");
+        }
+        taken -= n;
+    }
+
+    /** Bytes taken and not given back. */
+    public long taken() {
+        return taken;
+    }
+
+    /** Bytes the share holds in all. */
+    public long bytes() {
+        return bytes;
+    }
+}
