@@ -105,19 +105,26 @@ final class PrefetchBuffer implements AutoCloseable {
         }
         int size = 0;
         for (int id = 0, end = table.highWater(); id < end; id++) {
-            if (!table.inUse(id)
-                    || id == requested
-                    || table.diskBytes(id) == 0
-                    || table.prefetched(id) != null
-                    || (table.flags(id) & SERVED) != 0
-                    || table.ett(id) == TriggerTimePredictor.UNKNOWN) {
+            // The packed trigger times first: a window that could not enter the bets (no ETT,
+            // or ranked after every bet once there are n) costs no read of its record.
+            long ett = table.packedEtt(id);
+            if (ett == TriggerTimePredictor.UNKNOWN || id == requested) {
                 continue;
             }
-            long rank = Math.max(table.ett(id), now);
+            long rank = Math.max(ett, now);
+            if (size == n && rank >= betRank(0)) {
+                continue;
+            }
+            if (!table.inUse(id)
+                    || table.diskBytes(id) == 0
+                    || table.prefetched(id) != null
+                    || (table.flags(id) & SERVED) != 0) {
+                continue;
+            }
             if (size < n) {
                 setBet(size, rank, id);
                 PairHeap.siftUp(bets, BET_RANK, size++);
-            } else if (rank < betRank(0)) {
+            } else {
                 setBet(0, rank, id);
                 PairHeap.siftDown(bets, BET_RANK, 0, size);
             }
