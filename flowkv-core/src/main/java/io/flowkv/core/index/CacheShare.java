@@ -22,8 +22,47 @@ public final class CacheShare {
         this.bytes = bytes;
     }
 
+    /** One cache's account with this share: what it took, all given back when it closes. */
+    Account account() {
+        return new Account(this);
+    }
+
+    /** What one cache took from a share. Single-threaded like the cache. */
+    static final class Account {
+        private final CacheShare share;
+        private long taken;
+
+        private Account(CacheShare share) {
+            this.share = share;
+        }
+
+        /** Takes {@code n} bytes for this cache if the share has them; returns whether it did. */
+        boolean tryTake(long n) {
+            if (!share.tryTake(n)) {
+                return false;
+            }
+            taken += n;
+            return true;
+        }
+
+        /** Gives back {@code n} bytes this cache took. */
+        void give(long n) {
+            if (n > taken) {
+                throw new IllegalStateException(
+                        "gives back " + n + " bytes of " + taken + " taken");
+            }
+            share.give(n);
+            taken -= n;
+        }
+
+        /** Gives back everything this cache took. */
+        void close() {
+            give(taken);
+        }
+    }
+
     /** Takes {@code n} bytes if that many are left; returns whether it did. */
-    boolean tryTake(long n) {
+    private boolean tryTake(long n) {
         if (n > bytes - taken) {
             return false;
         }
@@ -32,7 +71,7 @@ public final class CacheShare {
     }
 
     /** Gives back {@code n} bytes taken before. */
-    void give(long n) {
+    private void give(long n) {
         if (n > taken) {
             throw new IllegalStateException("gives back " + n + " bytes of " + taken + " taken");
         }

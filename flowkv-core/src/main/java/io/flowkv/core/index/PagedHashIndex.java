@@ -97,10 +97,8 @@ public final class PagedHashIndex implements AutoCloseable {
     private final String filePrefix;
     private final int maxChunks;
 
-    /** Where chunks beyond {@link #maxChunks} may come from (null: nowhere), and how many did. */
-    private final CacheShare share;
-
-    private int sharedChunks;
+    /** What chunks beyond {@link #maxChunks} took from a shared cache (null: no share). */
+    private final CacheShare.Account shared;
 
     private final List<OffHeapBuffer> chunks = new ArrayList<>();
     private final byte[] transfer = new byte[PAGE_BYTES];
@@ -173,7 +171,7 @@ public final class PagedHashIndex implements AutoCloseable {
         this.filePrefix = filePrefix;
         this.maxChunks =
                 (int) Math.min(Integer.MAX_VALUE >>> FRAME_SHIFT, cacheBytes / CHUNK_BYTES);
-        this.share = share;
+        this.shared = share == null ? null : share.account();
         this.table = new Table(bitsFor(expectedEntries), generation);
         try {
             addChunk(OffHeapBuffer.allocate(budget, CHUNK_BYTES, "hash index page cache"));
@@ -645,30 +643,20 @@ public final class PagedHashIndex implements AutoCloseable {
             return f;
         }
         boolean own = chunks.size() < maxChunks;
-        if (own || chunks.size() < (Integer.MAX_VALUE >>> FRAME_SHIFT) && takeShared()) {
+        if (own
+                || shared != null
+                        && chunks.size() < (Integer.MAX_VALUE >>> FRAME_SHIFT)
+                        && shared.tryTake(CHUNK_BYTES)) {
             OffHeapBuffer c = OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
             if (c != null) {
                 addChunk(c);
                 return acquireFrame();
             }
             if (!own) {
-                giveShared(1);
+                shared.give(CHUNK_BYTES);
             }
         }
         return evictOne();
-    }
-
-    private boolean takeShared() {
-        if (share == null || !share.tryTake(CHUNK_BYTES)) {
-            return false;
-        }
-        sharedChunks++;
-        return true;
-    }
-
-    private void giveShared(int n) {
-        share.give(n * CHUNK_BYTES);
-        sharedChunks -= n;
     }
 
     private void addChunk(OffHeapBuffer c) {
@@ -870,8 +858,8 @@ public final class PagedHashIndex implements AutoCloseable {
             c.close();
         }
         chunks.clear();
-        if (sharedChunks > 0) {
-            giveShared(sharedChunks);
+        if (shared != null) {
+            shared.close();
         }
         freeHead = -1;
         for (Table t : new Table[] {table, previous}) {

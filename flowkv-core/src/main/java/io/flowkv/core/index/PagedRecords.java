@@ -64,10 +64,8 @@ public final class PagedRecords implements AutoCloseable {
     private final int recordsPerPage;
     private final int maxChunks;
 
-    /** Where chunks beyond {@link #maxChunks} may come from (null: nowhere), and how many did. */
-    private final CacheShare share;
-
-    private int sharedChunks;
+    /** What chunks beyond {@link #maxChunks} took from a shared cache (null: no share). */
+    private final CacheShare.Account shared;
 
     private final List<OffHeapBuffer> chunks = new ArrayList<>();
     private final byte[] transfer = new byte[PAGE_BYTES];
@@ -139,7 +137,7 @@ public final class PagedRecords implements AutoCloseable {
         this.recordsPerPage = PAGE_BYTES / recordBytes;
         this.maxChunks =
                 (int) Math.min(Integer.MAX_VALUE >>> FRAME_SHIFT, cacheBytes / CHUNK_BYTES);
-        this.share = share;
+        this.shared = share == null ? null : share.account();
     }
 
     /** Why the records became unusable (a page could not be written or read back), or null. */
@@ -328,7 +326,10 @@ public final class PagedRecords implements AutoCloseable {
             return f;
         }
         boolean own = chunks.size() < maxChunks;
-        if (own || chunks.size() < (Integer.MAX_VALUE >>> FRAME_SHIFT) && takeShared()) {
+        if (own
+                || shared != null
+                        && chunks.size() < (Integer.MAX_VALUE >>> FRAME_SHIFT)
+                        && shared.tryTake(CHUNK_BYTES)) {
             // The first chunk is the least the records work with; more is cache, which leaves
             // the budget's headroom to structures that cannot give way.
             OffHeapBuffer c =
@@ -336,7 +337,7 @@ public final class PagedRecords implements AutoCloseable {
                             ? OffHeapBuffer.tryAllocate(budget, CHUNK_BYTES)
                             : OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
             if (c == null && !own) {
-                giveShared(1);
+                shared.give(CHUNK_BYTES);
             }
             if (c != null) {
                 chunks.add(c);
@@ -352,19 +353,6 @@ public final class PagedRecords implements AutoCloseable {
                     "page cache of " + purpose, CHUNK_BYTES, budget.available(), budget.capacity());
         }
         return evictOne();
-    }
-
-    private boolean takeShared() {
-        if (share == null || !share.tryTake(CHUNK_BYTES)) {
-            return false;
-        }
-        sharedChunks++;
-        return true;
-    }
-
-    private void giveShared(int n) {
-        share.give(n * CHUNK_BYTES);
-        sharedChunks -= n;
     }
 
     private int evictOne() {
@@ -523,8 +511,8 @@ public final class PagedRecords implements AutoCloseable {
             c.close();
         }
         chunks.clear();
-        if (sharedChunks > 0) {
-            giveShared(sharedChunks);
+        if (shared != null) {
+            shared.close();
         }
         freeHead = -1;
         lastPage = -1;
