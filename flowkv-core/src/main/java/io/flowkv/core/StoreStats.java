@@ -27,6 +27,7 @@ public final class StoreStats {
     long indexScans;
     long indexBytesScanned;
     long chainReads;
+    long readAheads;
 
     public void addAppended(long bytes) {
         bytesAppended += bytes;
@@ -122,6 +123,15 @@ public final class StoreStats {
     /** A read missed the prefetch buffer and followed its window's frame chain (AUR). */
     public void addChainRead() {
         chainReads++;
+    }
+
+    /** Bets were read on another thread ahead of their windows' reads (AUR). */
+    public void addReadAhead() {
+        readAheads++;
+    }
+
+    public long readAheads() {
+        return readAheads;
     }
 
     public long indexScans() {
@@ -289,6 +299,8 @@ public final class StoreStats {
                 + indexScans
                 + ", chainReads="
                 + chainReads
+                + ", readAheads="
+                + readAheads
                 + "}";
     }
 }

@@ -64,6 +64,18 @@ public final class FlowKVOptions {
                                     + "those with the nearest estimated trigger time. 0 disables "
                                     + "predictive batch read. Allowed: [0, 1].");
 
+    public static final ConfigOption<Boolean> READ_AHEAD =
+            ConfigOptions.key("state.backend.flowkv.read-ahead")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "AUR store: once half the windows of the last batch read are served, "
+                                    + "bet on the next ones (as a miss would, by "
+                                    + "read-batch-ratio) and read them on another thread while "
+                                    + "the task goes on, instead of waiting for the miss. false: "
+                                    + "bets are read only with the read that missed, on the "
+                                    + "task thread.");
+
     public static final ConfigOption<Double> MAX_SPACE_AMPLIFICATION =
             ConfigOptions.key("state.backend.flowkv.max-space-amplification")
                     .doubleType()

@@ -92,6 +92,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
+    private static final int MAX_HITS_BETWEEN_READ_AHEADS = 1 << 16;
 
     private final AurStoreOptions options;
     private final MemoryBudget budget;
@@ -140,6 +141,15 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     private final BatchLoader loader;
 
+    /** Reads bets on another thread, ahead of the misses that would read them. */
+    private final ReadAhead ahead;
+
+    /** Hits before the next read ahead is planned (the last batch half served). */
+    private int hitsUntilAhead = Integer.MAX_VALUE;
+
+    /** Half the bets of the last batch: the hits between reads ahead. */
+    private int aheadEvery = 1;
+
     /** The window a read is for; the predicted ones riding along are the prefetch's bets. */
     private int requestedId = NO_ID;
 
@@ -183,6 +193,8 @@ public final class AurStore implements ListStore, TriggerTimes {
                         table, budget, options.prefetchBufferLimit(), options.readBatchRatio());
         this.batch = new FrameBatch(budget, prefetch);
         this.loader = new BatchLoader(directory, io, table, batch, prefetch, dataLogs, stats);
+        this.ahead = new ReadAhead(directory, io, table, batch, prefetch, dataLogs, stats);
+        prefetch.guardedBy(ahead);
         this.writeBuffer = new WriteBuffer(table, budget, writeBufferLimit);
         IoBuffer data = null;
         try {
@@ -601,9 +613,15 @@ public final class AurStore implements ListStore, TriggerTimes {
             readClock = ett;
         }
         boolean any = false;
+        boolean hit = false;
         if (table.diskBytes(id) > 0) {
+            if (ahead.holds(id)) {
+                // Its copy is being read on the other thread: wait for it.
+                ahead.settle();
+            }
             if (table.prefetched(id) != null) {
                 stats.addPrefetchHit();
+                hit = true;
                 any = loader.serveCopy(id, consumer);
             } else {
                 stats.addPrefetchMiss();
@@ -612,6 +630,9 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         any |= writeBuffer.forEachValue(id, consumer);
         table.setFlags(id, table.flags(id) | SERVED);
+        if (hit && --hitsUntilAhead <= 0) {
+            readAhead();
+        }
         return any;
     }
 
@@ -620,16 +641,31 @@ public final class AurStore implements ListStore, TriggerTimes {
      * predicted ones; with none, the window's frame chain is read, and no scan runs.
      */
     private boolean batchRead(int requested, ValueConsumer consumer) throws IOException {
+        ahead.settle();
         long stamp = ++batchStamp;
         requestedId = requested;
         boolean cacheRequested = prefetch.plan(requested, stamp, readClock);
+        collectBatch(requested, stamp);
+        boolean any = loader.load(requested, cacheRequested, stamp, consumer);
+        aheadAfter(prefetch.betCount());
+        return any;
+    }
+
+    /**
+     * Collects the frames of {@code requested} ({@link WindowStatTable#NO_ID} for none) and of the
+     * bets stamped {@code stamp}: along their frame chains, or by an index scan that compacts if
+     * the store is due.
+     */
+    private void collectBatch(int requested, long stamp) throws IOException {
         batch.clear();
         boolean compact = shouldCompact();
         if (!compact && chainsCoverBatch(requested)) {
             // The chains say where the windows' frames are: O(their frames), whatever the store
             // holds. A scan of the index log would look up every live entry's window instead.
             stats.addChainRead();
-            collectChain(requested, true);
+            if (requested != NO_ID) {
+                collectChain(requested, true);
+            }
             for (int i = 0; i < prefetch.betCount(); i++) {
                 if (!collectChain(prefetch.betId(i), false)) {
                     // The budget is full: the bets go, the window asked for stays.
@@ -638,15 +674,52 @@ public final class AurStore implements ListStore, TriggerTimes {
                 }
             }
             batch.sortInFileOrder(dataLogs);
-            return loader.load(requested, cacheRequested, stamp, consumer);
+            return;
         }
         scanIndex(compact ? Reclaim.DEADEST : Reclaim.NOTHING, stamp);
-        return loader.load(requested, cacheRequested, stamp, consumer);
     }
 
-    /** Whether the window asked for and every window bet on have an intact frame chain. */
+    /**
+     * Once half the windows of the last batch are served, bets on the next ones and reads them on
+     * another thread ({@link ReadAhead}), so that they are in memory when they fire instead of
+     * missing. Rides on a hit; a store due for compaction compacts in the same index scan, as a
+     * miss would.
+     */
+    private void readAhead() throws IOException {
+        hitsUntilAhead = aheadEvery;
+        if (!options.readAhead() || ahead.running()) {
+            return;
+        }
+        long stamp = ++batchStamp;
+        requestedId = NO_ID;
+        if (prefetch.planAhead(stamp, readClock) == 0) {
+            // Nothing to bet on, or the buffer is still full of bets: look again later, and
+            // less often each time it finds none.
+            aheadEvery = Math.min(2 * aheadEvery, MAX_HITS_BETWEEN_READ_AHEADS);
+            hitsUntilAhead = aheadEvery;
+            return;
+        }
+        try {
+            collectBatch(NO_ID, stamp);
+            aheadAfter(ahead.start(stamp, loader));
+        } catch (IOException | RuntimeException e) {
+            prefetch.dropBets();
+            batch.clear();
+            throw e;
+        }
+    }
+
+    /** The last batch bet on {@code bets} windows: the next read ahead after half are served. */
+    private void aheadAfter(int bets) {
+        if (bets > 0) {
+            aheadEvery = Math.max(1, bets / 2);
+        }
+        hitsUntilAhead = aheadEvery;
+    }
+
+    /** Whether the window asked for (if any) and every window bet on have an intact frame chain. */
     private boolean chainsCoverBatch(int requested) {
-        if (table.frameHead(requested) < 0) {
+        if (requested != NO_ID && table.frameHead(requested) < 0) {
             return false;
         }
         for (int i = 0; i < prefetch.betCount(); i++) {
@@ -706,6 +779,7 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     /** An index scan for compaction alone, collecting no window. */
     private void compact(Reclaim reclaim) throws IOException {
+        ahead.settle();
         batch.clear();
         scanIndex(reclaim, ++batchStamp);
     }
@@ -861,6 +935,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         if (chains.records() <= 2 * liveChainRecords + CHAIN_COPY_SLACK) {
             return;
         }
+        ahead.settle();
         FrameChains copy = newChains();
         long kept = 0;
         for (int id = 0, end = table.highWater(); id < end; id++) {
@@ -1053,6 +1128,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     @Override
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
+        ahead.settle();
         IndexEntryDescriptor e = new IndexEntryDescriptor();
         long scanned =
                 indexLogs.scanLive(
@@ -1100,6 +1176,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     @Override
     public SealedStore seal(boolean durable) throws IOException {
         checkOpen();
+        ahead.settle();
         flush();
         if (writerFault) {
             truncateWriters();
@@ -1339,6 +1416,11 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         closed = true;
         IOException failure = null;
+        try {
+            ahead.settle();
+        } catch (RuntimeException e) {
+            failure = new IOException("AUR store in " + directory + ": read ahead failed", e);
+        }
         failure = closeWriter(dataWriter, failure);
         failure = closeWriter(indexWriter, failure);
         dataWriter = null;

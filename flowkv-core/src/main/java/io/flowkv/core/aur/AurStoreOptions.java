@@ -33,6 +33,7 @@ public final class AurStoreOptions extends StoreOptions {
     private final long statCacheBytes;
     private final TriggerTimePredictor predictor;
     private final boolean openDataLogsOnRestore;
+    private final boolean readAhead;
 
     private AurStoreOptions(Builder b) {
         super(b);
@@ -43,6 +44,7 @@ public final class AurStoreOptions extends StoreOptions {
         this.statCacheBytes = b.statCacheBytes;
         this.predictor = b.predictor;
         this.openDataLogsOnRestore = b.openDataLogsOnRestore;
+        this.readAhead = b.readAhead;
     }
 
     public static Builder builder(Path directory) {
@@ -50,6 +52,11 @@ public final class AurStoreOptions extends StoreOptions {
     }
 
     /** Fraction of the live windows loaded with every prefetch miss; 0 disables prediction. */
+    /** Whether the prefetch's bets are read on another thread ahead of the misses. */
+    public boolean readAhead() {
+        return readAhead;
+    }
+
     public double readBatchRatio() {
         return readBatchRatio;
     }
@@ -97,6 +104,7 @@ public final class AurStoreOptions extends StoreOptions {
         private long statCacheBytes = DEFAULT_STAT_CACHE_BYTES;
         private TriggerTimePredictor predictor = TriggerTimePredictor.sessionGap();
         private boolean openDataLogsOnRestore = true;
+        private boolean readAhead = true;
 
         private Builder(Path directory) {
             super(directory, DEFAULT_WRITE_BUFFER_BYTES, MIN_WRITE_BUFFER_BYTES);
@@ -104,6 +112,16 @@ public final class AurStoreOptions extends StoreOptions {
 
         public Builder readBatchRatio(double ratio) {
             this.readBatchRatio = Checks.checkRange("readBatchRatio", ratio, 0.0, true, 1.0);
+            return this;
+        }
+
+        /**
+         * true (the default): once the windows of the last batch are half served, the next windows
+         * nearest to their trigger are read on another thread; false: bets are read only with the
+         * read that missed (FlowKV §4.2).
+         */
+        public Builder readAhead(boolean readAhead) {
+            this.readAhead = readAhead;
             return this;
         }
 

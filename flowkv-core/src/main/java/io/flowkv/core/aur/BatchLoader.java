@@ -12,6 +12,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
+import static io.flowkv.core.aur.WindowStatTable.NO_ID;
+
 /**
  * The reading half of a miss: a {@link FrameBatch} holds the frames a chain walk or an index scan
  * collected, in file order; this reads them, coalescing adjacent frames into reads of at most
@@ -116,6 +118,30 @@ final class BatchLoader {
     boolean load(int requested, boolean cacheRequested, long stamp, ValueConsumer consumer)
             throws IOException {
         prepareReadBuffer();
+        admit(requested, cacheRequested);
+        try {
+            return readBatch(requested, stamp, consumer);
+        } catch (IOException | RuntimeException e) {
+            // Copies admitted for this read and not filled would later be served as values:
+            // drop them all; their windows are read from the logs again when asked for.
+            for (int i = 0; i < batch.size(); i++) {
+                int id = batch.id(i);
+                if (table.batchStamp(id) == stamp) {
+                    prefetch.evict(id);
+                    table.setBatchStamp(id, 0);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Checks the frames collected for each window against its flushed bytes and gives each window
+     * whose copy the prefetch buffer admits an empty copy; a bet not admitted loses its stamp. The
+     * requested window ({@link WindowStatTable#NO_ID} for none) is kept out of the buffer unless
+     * {@code cacheRequested}, and must be in the batch.
+     */
+    void admit(int requested, boolean cacheRequested) {
         for (int i = 0; i < batch.size(); i++) {
             int id = batch.id(i);
             table.setCollectedBytes(id, 0);
@@ -150,25 +176,11 @@ final class BatchLoader {
                 table.setBatchStamp(id, 0);
             }
         }
-        if (!requestedFound) {
+        if (!requestedFound && requested != NO_ID) {
             throw new IllegalStateException(
                     "AUR index scan found no entry of a window with "
                             + table.diskBytes(requested)
                             + " flushed bytes");
-        }
-        try {
-            return readBatch(requested, stamp, consumer);
-        } catch (IOException | RuntimeException e) {
-            // Copies admitted for this read and not filled would later be served as values:
-            // drop them all; their windows are read from the logs again when asked for.
-            for (int i = 0; i < batch.size(); i++) {
-                int id = batch.id(i);
-                if (table.batchStamp(id) == stamp) {
-                    prefetch.evict(id);
-                    table.setBatchStamp(id, 0);
-                }
-            }
-            throw e;
         }
     }
 
@@ -186,16 +198,8 @@ final class BatchLoader {
             }
             int segmentId = Positions.segment(batch.position(i));
             long start = Positions.offset(batch.position(i));
-            long end = start + batch.length(i);
-            int j = i + 1;
-            while (j < batch.size()
-                    && table.batchStamp(batch.id(j)) == stamp
-                    && Positions.segment(batch.position(j)) == segmentId
-                    && Positions.offset(batch.position(j)) == end
-                    && end + batch.length(j) - start <= scratch.length) {
-                end += batch.length(j);
-                j++;
-            }
+            int j = batch.runEnd(i, scratch.length, k -> table.batchStamp(batch.id(k)) == stamp);
+            long end = Positions.offset(batch.position(j - 1)) + batch.length(j - 1);
             LogSegment segment = dataLogs.require(segmentId);
             int length = (int) (end - start);
             ensureScratch(length);
@@ -210,7 +214,8 @@ final class BatchLoader {
                 int id = batch.id(k);
                 int payload;
                 try {
-                    payload = verifyFrame(segment, start, at, length, batch.length(k));
+                    payload =
+                            verifyFrame(scratch, segment.path, start, at, length, batch.length(k));
                 } catch (CorruptLogException e) {
                     if (id == requested) {
                         throw e;
@@ -250,12 +255,17 @@ final class BatchLoader {
         return any;
     }
 
-    private int verifyFrame(LogSegment segment, long start, int at, int length, int expected)
+    /**
+     * Checks the frame at {@code at} of {@code buf}, which holds {@code length} bytes read at
+     * {@code start} of {@code file}, against the {@code expected} length its index entry gives;
+     * returns its payload length.
+     */
+    static int verifyFrame(byte[] buf, Path file, long start, int at, int length, int expected)
             throws CorruptLogException {
-        int payload = FrameDescriptor.verify(scratch, at, length - at, segment.path, start + at);
+        int payload = FrameDescriptor.verify(buf, at, length - at, file, start + at);
         if (payload + FrameDescriptor.HEADER_LENGTH != expected) {
             throw new CorruptLogException(
-                    segment.path,
+                    file,
                     start + at,
                     "data frame of " + payload + " bytes, index entry says " + expected);
         }

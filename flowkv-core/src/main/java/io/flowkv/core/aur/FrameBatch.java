@@ -1,9 +1,12 @@
 package io.flowkv.core.aur;
 
 import io.flowkv.core.CorruptLogException;
+import io.flowkv.core.log.Positions;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
 import io.flowkv.core.memory.OffHeapLongArray;
+
+import java.util.function.IntPredicate;
 
 /**
  * The data frames one batch read of the AUR store collected, from an index scan or from frame
@@ -48,6 +51,34 @@ final class FrameBatch implements AutoCloseable {
     private void set(int i, int id, long position, int length) {
         frames.set(2L * i, (long) id << 32 | (length & 0xFFFFFFFFL));
         frames.set(2L * i + POSITION, position);
+    }
+
+    /**
+     * Gives frame {@code i} the window {@code id} (a read ahead numbers its windows its own way).
+     */
+    void relabel(int i, int id) {
+        set(i, id, position(i), length(i));
+    }
+
+    /**
+     * The end (exclusive) of the frames from {@code i} that one read takes: frame {@code i} and
+     * those after it that {@code take} accepts, adjacent in the same data log, together at most
+     * {@code maxBytes} (frame {@code i} alone may be larger).
+     */
+    int runEnd(int i, int maxBytes, IntPredicate take) {
+        long first = position(i);
+        long start = Positions.offset(first);
+        long end = start + length(i);
+        int j = i + 1;
+        while (j < size
+                && take.test(j)
+                && Positions.segment(position(j)) == Positions.segment(first)
+                && Positions.offset(position(j)) == end
+                && end + length(j) - start <= maxBytes) {
+            end += length(j);
+            j++;
+        }
+        return j;
     }
 
     /** Adds a frame; false, adding nothing, if the budget refuses room for it. */

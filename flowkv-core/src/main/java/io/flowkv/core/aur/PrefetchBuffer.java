@@ -38,11 +38,19 @@ final class PrefetchBuffer implements AutoCloseable {
 
     private int betCount;
 
+    /** The read ahead whose windows' copies this must not touch while it runs; null: none. */
+    private ReadAhead ahead;
+
     PrefetchBuffer(WindowStatTable table, MemoryBudget budget, long limit, double readBatchRatio) {
         this.table = table;
         this.budget = budget;
         this.limit = limit;
         this.readBatchRatio = readBatchRatio;
+    }
+
+    /** Settles {@code ahead}'s read before touching a copy it fills. */
+    void guardedBy(ReadAhead ahead) {
+        this.ahead = ahead;
     }
 
     /**
@@ -62,7 +70,28 @@ final class PrefetchBuffer implements AutoCloseable {
         boolean cacheRequested = need <= limit - used;
         long room = limit - used - (cacheRequested ? need : 0);
         table.setBatchStamp(requested, stamp);
-        int predicted = selectPredicted(requested, now);
+        keepBets(selectPredicted(requested, now), room, stamp);
+        return cacheRequested;
+    }
+
+    /**
+     * Plans a read ahead of any miss: drops the copies already served and bets on the predicted
+     * windows that fit the room left, marking them with {@code stamp}. Returns the bets; none while
+     * less than a quarter of the buffer is free.
+     */
+    int planAhead(long stamp, long now) {
+        evictServed();
+        long room = limit - used;
+        betCount = 0;
+        if (room < limit / 4) {
+            return 0;
+        }
+        keepBets(selectPredicted(NO_ID, now), room, stamp);
+        return betCount;
+    }
+
+    /** Keeps the nearest of the {@code predicted} bets whose bytes fit {@code room}. */
+    private void keepBets(int predicted, long room, long stamp) {
         int kept = 0;
         for (int i = 0; i < predicted; i++) {
             int id = betId(i);
@@ -76,7 +105,6 @@ final class PrefetchBuffer implements AutoCloseable {
             kept++;
         }
         betCount = kept;
-        return cacheRequested;
     }
 
     /**
@@ -88,7 +116,10 @@ final class PrefetchBuffer implements AutoCloseable {
     private int selectPredicted(int requested, long now) {
         if (readBatchRatio == 0.0
                 || table.knownTriggerTimes()
-                        <= (table.ett(requested) != TriggerTimePredictor.UNKNOWN ? 1 : 0)) {
+                        <= (requested != NO_ID
+                                        && table.ett(requested) != TriggerTimePredictor.UNKNOWN
+                                ? 1
+                                : 0)) {
             // No other window has a trigger time to bet on: skip the pass over every window.
             return 0;
         }
@@ -183,6 +214,7 @@ final class PrefetchBuffer implements AutoCloseable {
      * and returns null, if the buffer or the budget has no room.
      */
     OffHeapBuffer grow(int id, long extra) {
+        settleIfHeld(id);
         OffHeapBuffer old = table.prefetched(id);
         long size = old.capacity();
         OffHeapBuffer values =
@@ -201,11 +233,18 @@ final class PrefetchBuffer implements AutoCloseable {
     }
 
     void evict(int id) {
+        settleIfHeld(id);
         OffHeapBuffer values = table.prefetched(id);
         if (values != null) {
             table.clearPrefetched(id);
             used -= values.capacity();
             values.close();
+        }
+    }
+
+    private void settleIfHeld(int id) {
+        if (ahead != null && ahead.holds(id)) {
+            ahead.settle();
         }
     }
 
@@ -235,6 +274,9 @@ final class PrefetchBuffer implements AutoCloseable {
 
     /** Drops every copy: the budget is needed elsewhere. */
     void evictAll() {
+        if (ahead != null) {
+            ahead.settle();
+        }
         while (table.prefetchedCount() > 0) {
             evict(table.prefetchedId(table.prefetchedCount() - 1));
         }
@@ -253,6 +295,9 @@ final class PrefetchBuffer implements AutoCloseable {
     /** Releases the copies (through the table, which may be unusable by now) and the bets. */
     @Override
     public void close() {
+        if (ahead != null) {
+            ahead.settle();
+        }
         used -= table.closePrefetched();
         if (bets != null) {
             bets.close();

@@ -1,5 +1,6 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.log.FaultInjectingFileIo;
 import io.flowkv.core.memory.MemoryBudget;
 
@@ -8,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +20,7 @@ import static io.flowkv.core.aur.AurTestSupport.bytes;
 import static io.flowkv.core.aur.AurTestSupport.read;
 import static io.flowkv.core.aur.AurTestSupport.timeWindow;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Predictive batch read: hit ratio on a session trace, and mispredictions never served stale. */
 class AurPredictionTest {
@@ -37,10 +40,15 @@ class AurPredictionTest {
     }
 
     private AurStore open(String name, double ratio) throws IOException {
+        return open(name, ratio, true);
+    }
+
+    private AurStore open(String name, double ratio, boolean readAhead) throws IOException {
         AurStore store =
                 AurStore.open(
                         AurStoreOptions.builder(dir.resolve(name))
                                 .readBatchRatio(ratio)
+                                .readAhead(readAhead)
                                 .writeBufferBytes(16 * 1024)
                                 .prefetchBufferLimit(4L << 20)
                                 .fileIo(io)
@@ -149,7 +157,24 @@ class AurPredictionTest {
 
     @Test
     void shouldPrefetchTheRatioOfLiveWindowsNearestToTheirTrigger() throws IOException {
-        AurStore store = open("nearest", 0.05);
+        // The batch of FlowKV §4.2 alone: bets ride on the read that missed.
+        AurStore store = open("nearest", 0.05, false);
+        byte[] w = hundredWindowsInShuffledOrder(store);
+        assertThat(read(store, bytes("k0"), w)).containsExactly("v0");
+        assertThat(store.stats().prefetchMisses()).isEqualTo(1);
+        // N = ceil(0.05 x 100 live windows) = 5: k1..k5, the next five to trigger, were loaded.
+        for (int i = 1; i <= 5; i++) {
+            assertThat(read(store, bytes("k" + i), w)).containsExactly("v" + i);
+        }
+        assertThat(store.stats().prefetchHits()).isEqualTo(5);
+        assertThat(read(store, bytes("k6"), w)).containsExactly("v6");
+        assertThat(store.stats().prefetchMisses()).isEqualTo(2);
+        assertThat(store.stats().bytesPrefetched()).isPositive();
+        assertThat(store.stats().readAheads()).isZero();
+    }
+
+    /** 100 windows appended in shuffled order, k{i} triggering at 1000 + 10 i, flushed. */
+    private static byte[] hundredWindowsInShuffledOrder(AurStore store) throws IOException {
         List<Integer> order = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
             order.add(i);
@@ -161,16 +186,82 @@ class AurPredictionTest {
             store.setTriggerTime(bytes("k" + i), w, 1000 + 10L * i);
         }
         store.flush();
+        return w;
+    }
+
+    @Test
+    void shouldReadTheNextBetsAheadOnceHalfTheLastBatchIsServed() throws IOException {
+        AurStore store = open("ahead", 0.05);
+        byte[] w = hundredWindowsInShuffledOrder(store);
         assertThat(read(store, bytes("k0"), w)).containsExactly("v0");
         assertThat(store.stats().prefetchMisses()).isEqualTo(1);
-        // N = ceil(0.05 x 100 live windows) = 5: k1..k5, the next five to trigger, were loaded.
-        for (int i = 1; i <= 5; i++) {
-            assertThat(read(store, bytes("k" + i), w)).containsExactly("v" + i);
+        assertThat(store.stats().readAheads()).isZero();
+        // The miss bet on k1..k5; two of them served (half of 5, rounded down), the next five
+        // nearest to their trigger are read on the other thread.
+        assertThat(read(store, bytes("k1"), w)).containsExactly("v1");
+        assertThat(store.stats().readAheads()).isZero();
+        assertThat(read(store, bytes("k2"), w)).containsExactly("v2");
+        assertThat(store.stats().readAheads()).isEqualTo(1);
+        for (int i = 3; i < 100; i++) {
+            assertThat(read(store, bytes("k" + i), w)).as("k" + i).containsExactly("v" + i);
         }
-        assertThat(store.stats().prefetchHits()).isEqualTo(5);
-        assertThat(read(store, bytes("k6"), w)).containsExactly("v6");
-        assertThat(store.stats().prefetchMisses()).isEqualTo(2);
-        assertThat(store.stats().bytesPrefetched()).isPositive();
+        // Windows fired in trigger order never miss again, and each was read once.
+        assertThat(store.stats().prefetchMisses()).isEqualTo(1);
+        assertThat(store.stats().prefetchHits()).isEqualTo(99);
+        assertThat(store.stats().readAheads()).isGreaterThanOrEqualTo(19);
+        // Each frame was read once: as many bytes as the same reads without read ahead.
+        AurStore batchOnly = open("batch-only", 0.05, false);
+        hundredWindowsInShuffledOrder(batchOnly);
+        for (int i = 0; i < 100; i++) {
+            assertThat(read(batchOnly, bytes("k" + i), w)).containsExactly("v" + i);
+        }
+        assertThat(batchOnly.stats().prefetchMisses()).isGreaterThan(1);
+        assertThat(store.stats().bytesRead()).isEqualTo(batchOnly.stats().bytesRead());
+    }
+
+    @Test
+    void shouldDropOnlyTheCorruptWindowOfAReadAheadAndFailItsReadNamingTheFile()
+            throws IOException {
+        AurStore store = open("ahead-corrupt", 0.05);
+        byte[] w = hundredWindowsInShuffledOrder(store);
+        Path data;
+        try (var files = Files.list(dir.resolve("ahead-corrupt"))) {
+            data =
+                    files.filter(f -> f.getFileName().toString().startsWith("aur-data-"))
+                            .findFirst()
+                            .orElseThrow();
+        }
+        byte[] bytes = Files.readAllBytes(data);
+        int at = indexOf(bytes, bytes("v77"));
+        bytes[at + 1] ^= 1;
+        Files.write(data, bytes);
+
+        for (int i = 0; i < 77; i++) {
+            assertThat(read(store, bytes("k" + i), w)).as("k" + i).containsExactly("v" + i);
+        }
+        assertThat(store.stats().prefetchMisses()).isEqualTo(1);
+        // k77 was bet on and read ahead; its frame failed its checksum, so its copy was
+        // dropped: its read goes to the log and fails there, naming the file.
+        assertThatThrownBy(() -> read(store, bytes("k77"), w))
+                .isInstanceOf(CorruptLogException.class)
+                .hasMessageContaining(data.getFileName().toString());
+        // The other windows read as before.
+        for (int i = 78; i < 100; i++) {
+            assertThat(read(store, bytes("k" + i), w)).as("k" + i).containsExactly("v" + i);
+        }
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError("not found");
     }
 
     @Test

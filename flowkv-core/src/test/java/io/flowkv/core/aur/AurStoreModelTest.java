@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * read is compared with the model. Replay a failure with -Dflowkv.seed=N.
  */
 class AurStoreModelTest {
-    private static final int RUNS = 4;
+    private static final int RUNS = 8;
     private static final int OPS = 4000;
     private static final long BOUND = 20;
     private static final byte[] GLOBAL = new byte[0];

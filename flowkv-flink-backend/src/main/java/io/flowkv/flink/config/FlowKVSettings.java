@@ -19,6 +19,7 @@ public record FlowKVSettings(
         long writeBufferBytes,
         long indexCacheBytes,
         double readBatchRatio,
+        boolean readAhead,
         double maxSpaceAmplification,
         int partitions,
         List<String> localDirectories,
@@ -63,6 +64,7 @@ public record FlowKVSettings(
                         .map(size -> size.getBytes())
                         .orElse(DERIVED),
                 config.get(FlowKVOptions.READ_BATCH_RATIO),
+                config.get(FlowKVOptions.READ_AHEAD),
                 config.get(FlowKVOptions.MAX_SPACE_AMPLIFICATION),
                 config.get(FlowKVOptions.PARTITIONS),
                 config.getOptional(FlowKVOptions.LOCAL_DIRECTORIES).orElse(List.of()),

@@ -38,6 +38,7 @@ public final class StoreStatsLine {
         long served = 0;
         long files = 0;
         long entries = 0;
+        long readAheads = 0;
         for (StoreStats s : stats) {
             hits += s.prefetchHits();
             misses += s.prefetchMisses();
@@ -56,6 +57,7 @@ public final class StoreStatsLine {
             served += s.valueBytesServedFromDisk();
             files += s.files();
             entries += s.entries();
+            readAheads += s.readAheads();
         }
         return String.format(
                 Locale.ROOT,
@@ -64,7 +66,7 @@ public final class StoreStatsLine {
                         + " bytes_appended=%d bytes_flushed=%d flushes=%d compactions=%d"
                         + " bytes_compaction_written=%d live_bytes=%d dead_bytes=%d"
                         + " partitions_streamed=%d partition_loads=%d"
-                        + " value_bytes_served_from_disk=%d files=%d entries=%d",
+                        + " value_bytes_served_from_disk=%d files=%d entries=%d read_aheads=%d",
                 MARKER,
                 state.replaceAll("\\s+", "_"),
                 pattern,
@@ -85,6 +87,7 @@ public final class StoreStatsLine {
                 partitionLoads,
                 served,
                 files,
-                entries);
+                entries,
+                readAheads);
     }
 }

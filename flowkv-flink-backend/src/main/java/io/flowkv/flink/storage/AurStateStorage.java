@@ -40,6 +40,7 @@ final class AurStateStorage extends ListStorage<AurStore> {
                             AurStoreOptions.builder(Files.createDirectories(dir.resolve("p" + i)))
                                     .fileIo(fileIo)
                                     .readBatchRatio(settings.readBatchRatio())
+                                    .readAhead(settings.readAhead())
                                     .predictor(predictor)
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
                                     .writeBufferBytes(sizing.aurWriteBuffer(n))

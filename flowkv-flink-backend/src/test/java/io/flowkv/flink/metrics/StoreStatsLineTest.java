@@ -30,6 +30,9 @@ class StoreStatsLineTest {
         b.addValueBytesServedFromDisk(99);
         b.setFiles(2);
         b.setEntries(5);
+        b.addReadAhead();
+        a.addReadAhead();
+        a.addReadAhead();
 
         String line = StoreStatsLine.of("window contents", StorePattern.AUR, List.of(a, b));
 
@@ -40,6 +43,7 @@ class StoreStatsLineTest {
                 .contains(" bytes_flushed=40 flushes=1 compactions=1 bytes_compaction_written=7")
                 .endsWith(
                         " partitions_streamed=0 partition_loads=1"
-                                + " value_bytes_served_from_disk=99 files=5 entries=15");
+                                + " value_bytes_served_from_disk=99 files=5 entries=15"
+                                + " read_aheads=3");
     }
 }
