@@ -49,6 +49,14 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
     private int groupCount;
     private int size;
 
+    /**
+     * The element the last add stored or found, while it is still queued (null once anything leaves
+     * the queue). A window operator registers the same timer twice per element, for its trigger and
+     * for its cleanup: the second add then costs an equals, not a key-group hash and a hash-set
+     * probe.
+     */
+    @Nullable private T lastAdded;
+
     @SuppressWarnings("unchecked")
     KeyGroupPartitionedQueueSet(
             PriorityComparator<T> comparator,
@@ -81,6 +89,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         if (groupCount == 0) {
             return null;
         }
+        lastAdded = null;
         int group = groupHeap[0];
         Partition<T> partition = partitions[group];
         T head = partition.heap.poll();
@@ -96,15 +105,22 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
 
     @Override
     public boolean add(@Nonnull T element) {
+        T last = lastAdded;
+        if (last != null && last.equals(element)) {
+            return false;
+        }
         int group = localGroup(element);
         Partition<T> partition = partitions[group];
         if (partition == null) {
             partition = new Partition<>(comparator, minimumCapacity);
             partitions[group] = partition;
         }
-        if (partition.members.putIfAbsent(element, element) != null) {
+        T present = partition.members.putIfAbsent(element, element);
+        if (present != null) {
+            lastAdded = present;
             return false;
         }
+        lastAdded = element;
         T oldHead = peek();
         boolean partitionHeadChanged = partition.heap.add(element);
         size++;
@@ -118,6 +134,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
 
     @Override
     public boolean remove(@Nonnull T element) {
+        lastAdded = null;
         int group = localGroup(element);
         Partition<T> partition = partitions[group];
         T stored = partition == null ? null : partition.members.remove(element);
@@ -138,6 +155,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
 
     @Override
     public void adjustModifiedElement(@Nonnull T element) {
+        lastAdded = null;
         int group = localGroup(element);
         Partition<T> partition = partitions[group];
         if (partition == null || partition.members.get(element) != element) {
@@ -183,6 +201,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
 
     @Override
     public void clear() {
+        lastAdded = null;
         Arrays.fill(partitions, null);
         Arrays.fill(heapPosition, -1);
         groupCount = 0;

@@ -65,6 +65,11 @@ class KeyGroupPartitionedQueueSetTest {
                     assertThat(headChanged).isFalse();
                 }
                 assertHead(queue, model, oldHead, headChanged);
+                if (random.nextBoolean()) {
+                    // A window operator registers each timer twice (trigger, then cleanup).
+                    assertThat(queue.add(timer(time, key))).isFalse();
+                    assertThat(queue.size()).isEqualTo(model.size());
+                }
             } else if (op < 7) {
                 boolean removed = model.remove(entry);
                 boolean headChanged = queue.remove(timer(time, key));
@@ -90,6 +95,29 @@ class KeyGroupPartitionedQueueSetTest {
             assertThat(queue.isEmpty()).isEqualTo(model.isEmpty());
         }
         assertContents(queue, model);
+    }
+
+    @Test
+    void aTimerAddedAgainAfterItLeftIsQueuedAgain() {
+        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue = newQueue();
+        long key = keysInRange(new Random(7), 1).get(0);
+        assertThat(queue.add(timer(5, key))).isTrue();
+        assertThat(queue.add(timer(5, key))).isFalse();
+        assertThat(queue.size()).isEqualTo(1);
+
+        assertThat(queue.poll().getTimestamp()).isEqualTo(5);
+        assertThat(queue.add(timer(5, key))).as("after poll").isTrue();
+        assertThat(queue.size()).isEqualTo(1);
+
+        assertThat(queue.remove(timer(5, key))).isTrue();
+        assertThat(queue.add(timer(5, key))).as("after remove").isTrue();
+        assertThat(queue.size()).isEqualTo(1);
+
+        queue.clear();
+        assertThat(queue.add(timer(5, key))).as("after clear").isTrue();
+        assertThat(queue.size()).isEqualTo(1);
+        assertThat(queue.poll()).isNotNull();
+        assertThat(queue.poll()).isNull();
     }
 
     @Test
