@@ -41,6 +41,8 @@
  *   <li>{@code PrefetchBuffer} (4): which windows to bet on, and their copies;
  *   <li>{@code FrameChains} (5): each window's flushed frames; {@code FrameBatch}: the frames one
  *       miss collects, in file order; {@code BatchLoader} (6): reads them;
+ *   <li>{@code ReadAhead}: once the last batch is half served, reads the next bets on a background
+ *       thread while the task goes on (beyond the paper, whose bets ride on the read that missed);
  *   <li>{@code DataLogs}: the data logs in log order; {@code IndexLogs}: the index logs and their
  *       scan (5', 7), whose entries {@code IndexEntryDescriptor} parses and writes;
  *   <li>{@code Compaction} (7): the move to a new data log and index log;
