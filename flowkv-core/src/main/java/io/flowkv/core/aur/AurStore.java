@@ -193,7 +193,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                         table, budget, options.prefetchBufferLimit(), options.readBatchRatio());
         this.batch = new FrameBatch(budget, prefetch);
         this.loader = new BatchLoader(directory, io, table, batch, prefetch, dataLogs, stats);
-        this.ahead = new ReadAhead(directory, io, table, batch, prefetch, dataLogs, stats);
+        this.ahead = new ReadAhead(loader);
         prefetch.guardedBy(ahead);
         this.writeBuffer = new WriteBuffer(table, budget, writeBufferLimit);
         IoBuffer data = null;
@@ -701,7 +701,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         try {
             collectBatch(NO_ID, stamp);
-            aheadAfter(ahead.start(stamp, loader));
+            aheadAfter(ahead.start(stamp));
         } catch (IOException | RuntimeException e) {
             prefetch.dropBets();
             batch.clear();

@@ -32,13 +32,13 @@ import static io.flowkv.core.aur.WindowStatTable.NO_ID;
 final class BatchLoader {
     static final int MAX_COALESCED_READ = 256 * 1024;
 
-    private final Path directory;
-    private final FileIo io;
-    private final WindowStatTable table;
-    private final FrameBatch batch;
-    private final PrefetchBuffer prefetch;
-    private final DataLogs dataLogs;
-    private final StoreStats stats;
+    final Path directory;
+    final FileIo io;
+    final WindowStatTable table;
+    final FrameBatch batch;
+    final PrefetchBuffer prefetch;
+    final DataLogs dataLogs;
+    final StoreStats stats;
     private byte[] scratch = new byte[0];
 
     BatchLoader(

@@ -17,6 +17,9 @@ import static io.flowkv.core.aur.WindowStatTable.SERVED;
  * decides which go. A copy goes once its window has been served, when room is needed (oldest
  * first), or when the budget is short. The bets of the read now running are a max-heap of [rank,
  * window id] pairs while they are chosen, nearest first after ({@link PairHeap}).
+ *
+ * <p>A {@link ReadAhead} may be filling some copies on another thread: before this evicts or grows
+ * one of them, or evicts them all, it waits for that read to finish ({@link #guardedBy}).
  */
 final class PrefetchBuffer implements AutoCloseable {
     /** Which long of a bet pair is its rank. */

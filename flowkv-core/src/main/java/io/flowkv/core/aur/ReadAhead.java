@@ -2,7 +2,6 @@ package io.flowkv.core.aur;
 
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.StoreStats;
-import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.LogReader;
 import io.flowkv.core.log.Positions;
@@ -13,7 +12,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -50,13 +48,8 @@ final class ReadAhead {
     /** Shared by every AUR store of the JVM; threads end after 30 s without work. */
     private static final ExecutorService READERS = newReaders();
 
-    private final Path directory;
-    private final FileIo io;
-    private final WindowStatTable table;
-    private final FrameBatch batch;
-    private final PrefetchBuffer prefetch;
-    private final DataLogs dataLogs;
-    private final StoreStats stats;
+    /** The store's reading half: its table, batch, prefetch buffer, logs and stats. */
+    private final BatchLoader loader;
 
     /** The stamp of the windows being read; meaningful while {@link #running} is set. */
     private long stamp;
@@ -79,21 +72,8 @@ final class ReadAhead {
     private long bytesRead;
     private IOException firstFailure;
 
-    ReadAhead(
-            Path directory,
-            FileIo io,
-            WindowStatTable table,
-            FrameBatch batch,
-            PrefetchBuffer prefetch,
-            DataLogs dataLogs,
-            StoreStats stats) {
-        this.directory = directory;
-        this.io = io;
-        this.table = table;
-        this.batch = batch;
-        this.prefetch = prefetch;
-        this.dataLogs = dataLogs;
-        this.stats = stats;
+    ReadAhead(BatchLoader loader) {
+        this.loader = loader;
     }
 
     /** Whether a read runs. */
@@ -103,7 +83,7 @@ final class ReadAhead {
 
     /** Whether the read now running fills window {@code id}'s copy. */
     boolean holds(int id) {
-        return running != null && table.batchStamp(id) == stamp;
+        return running != null && loader.table.batchStamp(id) == stamp;
     }
 
     /**
@@ -111,7 +91,11 @@ final class ReadAhead {
      * prefetch buffer admits their copies (a bet it does not admit loses its stamp), then another
      * thread fills them. Returns the windows it reads; 0 if none was admitted (nothing started).
      */
-    int start(long stamp, BatchLoader loader) throws IOException {
+    int start(long stamp) throws IOException {
+        WindowStatTable table = loader.table;
+        FrameBatch batch = loader.batch;
+        PrefetchBuffer prefetch = loader.prefetch;
+        StoreStats stats = loader.stats;
         segments = 0;
         for (int i = 0; i < batch.size(); i++) {
             readerOf(Positions.segment(batch.position(i)), true);
@@ -201,12 +185,13 @@ final class ReadAhead {
             readers = Arrays.copyOf(readers, 2 * segments);
         }
         segmentIds[segments] = segment;
-        readers[segments] = dataLogs.require(segment).reader(io);
+        readers[segments] = loader.dataLogs.require(segment).reader(loader.io);
         return readers[segments++];
     }
 
     /** The reading thread: frames in file order, adjacent ones in one read, into the copies. */
     private void read() {
+        FrameBatch batch = loader.batch;
         int i = 0;
         while (i < batch.size()) {
             if (batch.id(i) < 0) {
@@ -257,7 +242,7 @@ final class ReadAhead {
 
     private void fail(int from, int to, IOException e) {
         for (int k = from; k < to; k++) {
-            failed[batch.id(k)] = true;
+            failed[loader.batch.id(k)] = true;
         }
         if (firstFailure == null) {
             firstFailure = e;
@@ -270,6 +255,10 @@ final class ReadAhead {
      * files) is thrown after its copies are dropped.
      */
     void settle() {
+        WindowStatTable table = loader.table;
+        FrameBatch batch = loader.batch;
+        PrefetchBuffer prefetch = loader.prefetch;
+        StoreStats stats = loader.stats;
         if (running == null) {
             return;
         }
@@ -295,7 +284,7 @@ final class ReadAhead {
         if (broken != null) {
             throw new IllegalStateException(
                     "AUR store in "
-                            + directory
+                            + loader.directory
                             + ": the read ahead of "
                             + windows
                             + " windows failed",
@@ -305,7 +294,7 @@ final class ReadAhead {
             LOG.warn(
                     "AUR store in {}: a read ahead dropped {} of its {} windows, read from the logs"
                             + " again when asked for",
-                    directory,
+                    loader.directory,
                     dropped,
                     windows,
                     firstFailure);
