@@ -122,16 +122,23 @@ final class BatchLoader {
         try {
             return readBatch(requested, stamp, consumer);
         } catch (IOException | RuntimeException e) {
-            // Copies admitted for this read and not filled would later be served as values:
-            // drop them all; their windows are read from the logs again when asked for.
-            for (int i = 0; i < batch.size(); i++) {
-                int id = batch.id(i);
-                if (table.batchStamp(id) == stamp) {
-                    prefetch.evict(id);
-                    table.setBatchStamp(id, 0);
-                }
-            }
+            dropStamped(stamp);
             throw e;
+        }
+    }
+
+    /**
+     * After a read stamped {@code stamp} failed: copies admitted for it and not filled would later
+     * be served as values, so every window of the batch with that stamp loses its copy and the
+     * stamp; their windows are read from the logs again when asked for.
+     */
+    void dropStamped(long stamp) {
+        for (int i = 0; i < batch.size(); i++) {
+            int id = batch.id(i);
+            if (table.batchStamp(id) == stamp) {
+                prefetch.evict(id);
+                table.setBatchStamp(id, 0);
+            }
         }
     }
 
@@ -199,9 +206,8 @@ final class BatchLoader {
             int segmentId = Positions.segment(batch.position(i));
             long start = Positions.offset(batch.position(i));
             int j = batch.runEnd(i, scratch.length, k -> table.batchStamp(batch.id(k)) == stamp);
-            long end = Positions.offset(batch.position(j - 1)) + batch.length(j - 1);
             LogSegment segment = dataLogs.require(segmentId);
-            int length = (int) (end - start);
+            int length = batch.span(i, j);
             ensureScratch(length);
             segment.reader(io).readFully(start, ByteBuffer.wrap(scratch, 0, length));
             read += length;

@@ -81,6 +81,12 @@ final class FrameBatch implements AutoCloseable {
         return j;
     }
 
+    /** Bytes from the start of frame {@code i} to the end of frame {@code j - 1}: one read's. */
+    int span(int i, int j) {
+        return (int)
+                (Positions.offset(position(j - 1)) + length(j - 1) - Positions.offset(position(i)));
+    }
+
     /** Adds a frame; false, adding nothing, if the budget refuses room for it. */
     boolean tryAdd(int id, long position, int length) {
         if (size == PairHeap.capacity(frames) && !reserve(size + 1, false)) {

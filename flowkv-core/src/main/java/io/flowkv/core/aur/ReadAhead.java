@@ -103,14 +103,7 @@ final class ReadAhead {
         try {
             loader.admit(NO_ID, false);
         } catch (RuntimeException e) {
-            // Copies admitted before the failure would later be served empty: drop them.
-            for (int i = 0; i < batch.size(); i++) {
-                int id = batch.id(i);
-                if (table.batchStamp(id) == stamp) {
-                    prefetch.evict(id);
-                    table.setBatchStamp(id, 0);
-                }
-            }
+            loader.dropStamped(stamp);
             batch.clear();
             throw e;
         }
@@ -201,8 +194,7 @@ final class ReadAhead {
             int j = batch.runEnd(i, BatchLoader.MAX_COALESCED_READ, k -> batch.id(k) >= 0);
             long first = batch.position(i);
             long start = Positions.offset(first);
-            int length =
-                    (int) (Positions.offset(batch.position(j - 1)) + batch.length(j - 1) - start);
+            int length = batch.span(i, j);
             if (scratch.length < length) {
                 scratch = new byte[Math.max(length, BatchLoader.MAX_COALESCED_READ)];
             }
@@ -255,13 +247,13 @@ final class ReadAhead {
      * files) is thrown after its copies are dropped.
      */
     void settle() {
+        if (running == null) {
+            return;
+        }
         WindowStatTable table = loader.table;
         FrameBatch batch = loader.batch;
         PrefetchBuffer prefetch = loader.prefetch;
         StoreStats stats = loader.stats;
-        if (running == null) {
-            return;
-        }
         Future<?> read = running;
         running = null;
         Throwable broken = await(read);
