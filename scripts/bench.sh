@@ -10,6 +10,7 @@
 # flowkv-bench on first use, and again whenever a source or pom is newer than the build.
 # The last line on stdout is
 #   geomean_flowkv_vs_rocksdb=.. min_flowkv_vs_rocksdb=.. geomean_flowkv_vs_forst=.. queries=.. checksums_equal=..
+# (with rocksdb-heaptimers in --backends, its geomean, minimum and query count before checksums_equal).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -90,7 +90,9 @@ final class Method {
                 of FlowKV's median events/s over RocksDB's, `min_flowkv_vs_rocksdb` the smallest \
                 of those ratios, `geomean_flowkv_vs_forst` the same against ForSt (`n/a` when \
                 ForSt did not run); `queries` counts the queries where both FlowKV and RocksDB \
-                succeeded.
+                succeeded. When RocksDB with heap timers (`rocksdb-heaptimers`) ran, \
+                `geomean_flowkv_vs_rocksdb_heaptimers`, `min_flowkv_vs_rocksdb_heaptimers` and \
+                `queries_heaptimers` say the same against it.
 
                 **CPU and disk.** CPU time is utime + stime of the child from \
                 `/proc/<pid>/stat`, disk traffic `read_bytes`/`write_bytes` of `/proc/<pid>/io` \

@@ -101,6 +101,17 @@ class SummaryTest {
         rows.add(run("throughput", "q7", "forst", 1, Row.OK, 150, "a"));
         assertThat(Summary.finalLine(rows, false))
                 .endsWith("geomean_flowkv_vs_forst=2.00 queries=2 checksums_equal=false");
+
+        // RocksDB with heap timers: its own geomean, minimum and count, beside the default's.
+        rows.add(run("throughput", "q7", "rocksdb-heaptimers", 1, Row.OK, 200, "a"));
+        rows.add(run("throughput", "q8", "rocksdb-heaptimers", 1, Row.OK, 300, "b"));
+        assertThat(Summary.finalLine(rows, true))
+                .isEqualTo(
+                        "geomean_flowkv_vs_rocksdb=1.50 min_flowkv_vs_rocksdb=0.75"
+                                + " geomean_flowkv_vs_forst=2.00 queries=2"
+                                + " geomean_flowkv_vs_rocksdb_heaptimers=0.87"
+                                + " min_flowkv_vs_rocksdb_heaptimers=0.50 queries_heaptimers=2"
+                                + " checksums_equal=true");
     }
 
     @Test
