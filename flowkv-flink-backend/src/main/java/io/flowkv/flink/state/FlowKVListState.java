@@ -21,7 +21,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.List;
 
 /**
@@ -124,17 +123,28 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
             }
             return entry.value;
         }
-        List<V> stored = read();
-        if (stored != null) {
-            cachedLists.measured(sizeOf(stored));
-            cacheAtCurrentKey(
-                    cachedLists,
-                    currentNamespace(),
-                    Collections.unmodifiableList(stored),
-                    false,
-                    true);
+        List<V> read = read();
+        if (read == null) {
+            return null;
         }
-        return stored == null ? null : Collections.unmodifiableList(stored);
+        List<V> stored = compactCopy(read);
+        cachedLists.measured(sizeOf(stored));
+        cacheAtCurrentKey(cachedLists, currentNamespace(), stored, false, true);
+        return stored;
+    }
+
+    /**
+     * An unmodifiable copy of a list to cache, in the JDK's compact immutable lists: a list of one
+     * or two elements holds them in its own fields, a longer one in one array. The operator reads a
+     * cached list whole at every element, usually after it has aged out of the CPU caches, and
+     * every level of indirection (wrapper, list, array) is a dependent memory load on that path.
+     * Null elements are refused with the list state's message.
+     */
+    private static <V> List<V> compactCopy(List<V> values) {
+        for (V value : values) {
+            Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
+        }
+        return List.copyOf(values);
     }
 
     /** The list at the current key and namespace in the store, or null. */
@@ -181,23 +191,15 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     public void update(List<V> values) throws IOException {
         Preconditions.checkNotNull(values, "List of values to add cannot be null.");
         if (cachedLists != null && !values.isEmpty()) {
-            List<V> copy = new ArrayList<>(values.size());
-            for (V value : values) {
-                copy.add(Preconditions.checkNotNull(value, "You cannot add null to a ListState."));
-            }
+            List<V> copy = compactCopy(values);
             ObjectCache.Entry<K, N, List<V>> entry =
                     cachedLists.get(backend.getCurrentKey(), currentNamespace());
             if (entry != null) {
-                entry.value = Collections.unmodifiableList(copy);
+                entry.value = copy;
                 entry.dirty = true;
             } else {
                 // Whether the store holds a list here is not known without a read: assume it may.
-                cacheAtCurrentKey(
-                        cachedLists,
-                        currentNamespace(),
-                        Collections.unmodifiableList(copy),
-                        true,
-                        true);
+                cacheAtCurrentKey(cachedLists, currentNamespace(), copy, true, true);
             }
             if (windowContents != null) {
                 windowContents.onMergingWindowSetUpdate(values);

@@ -31,6 +31,7 @@ import org.apache.flink.runtime.state.internal.InternalValueState;
 import org.apache.flink.util.concurrent.FutureUtils;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -46,6 +47,7 @@ import java.util.SplittableRandom;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Reducing, aggregating and value state, with the object cache small enough that values keep moving
@@ -369,6 +371,53 @@ class FlowKVObjectCacheModelTest {
             restored.setCurrentKey(key);
             assertThat(restoredArrays.value()).containsExactly(key + 1000L);
         }
+    }
+
+    /**
+     * A cached merging window set is a copy: the list handed to {@code update} stays the caller's,
+     * the list {@code get} returns cannot be changed, and a null element is refused at once.
+     */
+    @Test
+    void shouldCacheACopyOfTheListThatNoOneCanChange() throws Exception {
+        FlowKVKeyedStateBackend<Integer> backend = backend(1 << 20, true, List.of());
+        States states = new States(backend);
+        backend.setCurrentKey(7);
+        states.setNamespace(1);
+        for (int length = 1; length <= 4; length++) {
+            List<Long> given = new ArrayList<>();
+            for (long i = 0; i < length; i++) {
+                given.add(10 * length + i);
+            }
+            List<Long> expected = List.copyOf(given);
+            states.lists.update(given);
+            given.set(0, -1L);
+            given.add(-2L);
+            Iterable<Long> got = states.lists.get();
+            assertThat(got).as("length " + length).containsExactlyElementsOf(expected);
+            assertThatThrownBy(() -> ((List<Long>) got).add(0L))
+                    .isInstanceOf(UnsupportedOperationException.class);
+            assertThatThrownBy(() -> ((List<Long>) got).set(0, 0L))
+                    .isInstanceOf(UnsupportedOperationException.class);
+        }
+        List<Long> withNull = new ArrayList<>();
+        withNull.add(1L);
+        withNull.add(null);
+        assertThatThrownBy(() -> states.lists.update(withNull))
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("null to a ListState");
+        assertThat(states.lists.get()).containsExactly(40L, 41L, 42L, 43L);
+
+        // Written back and read again after a restore: cached again, still unmodifiable.
+        KeyedStateHandle handle = snapshot(backend, 1);
+        FlowKVKeyedStateBackend<Integer> restored = backend(1 << 20, true, List.of(handle));
+        States again = new States(restored);
+        restored.setCurrentKey(7);
+        again.setNamespace(1);
+        Iterable<Long> reread = again.lists.get();
+        assertThat(reread).containsExactly(40L, 41L, 42L, 43L);
+        assertThatThrownBy(() -> ((List<Long>) reread).remove(0))
+                .isInstanceOf(UnsupportedOperationException.class);
+        assertThat(again.lists.get()).as("a hit").isSameAs(reread);
     }
 
     /** The one element of a value state's array, or null for none. */
