@@ -55,6 +55,16 @@ def events(path, name, depth=0):
     return json.loads(out)["recording"]["events"]
 
 
+def thread_of(values, field):
+    """The event's thread name; JFR writes null for a sample without one (counted as "?")."""
+    return (values.get(field) or {}).get("javaName") or "?"
+
+
+def frames_of(values):
+    """The sample's stack frames; JFR writes null for a sample without a stack."""
+    return (values.get("stackTrace") or {"frames": []})["frames"]
+
+
 def frame_name(frame):
     return frame["method"]["type"]["name"].replace("/", ".") + "." + frame["method"]["name"]
 
@@ -83,7 +93,7 @@ def main():
     samples = events(path, "jdk.ExecutionSample", 64)
     by_thread = collections.defaultdict(list)
     for e in samples:
-        by_thread[e["values"]["sampledThread"]["javaName"]].append(e["values"]["stackTrace"]["frames"])
+        by_thread[thread_of(e["values"], "sampledThread")].append(frames_of(e["values"]))
     if wanted:
         # A name that starts with it first: "Source: nexmark" is also in its coordinator's name.
         thread = next((t for t in by_thread if t.startswith(wanted)), None) or next(
@@ -99,9 +109,9 @@ def main():
     # A thread in native code (RocksDB's JNI calls, file I/O) shows in jdk.NativeMethodSample,
     # not in the execution samples above.
     native = [
-        e["values"]["stackTrace"]["frames"]
+        frames_of(e["values"])
         for e in events(path, "jdk.NativeMethodSample", 64)
-        if e["values"]["sampledThread"]["javaName"] == thread
+        if thread_of(e["values"], "sampledThread") == thread
     ]
     counts = collections.Counter(group_of(frames) for frames in native)
     print(f"  native method samples of the same thread: {len(native)}")
@@ -111,7 +121,7 @@ def main():
     loads = collections.defaultdict(list)
     for e in events(path, "jdk.ThreadCPULoad"):
         v = e["values"]
-        loads[v["eventThread"]["javaName"]].append(v["user"] + v["system"])
+        loads[thread_of(v, "eventThread")].append(v["user"] + v["system"])
     cores = os.cpu_count() or 1
     print(f"thread CPU load (jdk.ThreadCPULoad, mean of its samples, percent of one core; {cores} cores):")
     ranked = sorted(loads.items(), key=lambda kv: -sum(kv[1]) / len(kv[1]))
