@@ -23,6 +23,7 @@ record BenchOptions(
         List<Workload> queries,
         List<String> backends,
         long events,
+        long eventRate,
         double stateFactor,
         long checkpointIntervalMs,
         long pageCacheBytes,
@@ -102,6 +103,10 @@ record BenchOptions(
                     "                          flowkv against flowkv-base is an A/B of two commits"
                             + " in one interleaved run",
                     "  --events N              events per run (overrides the scale's plan)",
+                    "  --event-rate R          SQL queries only: events per second of event time"
+                            + " (default 100000); a higher",
+                    "                          rate puts more events, so more state, in the"
+                            + " SQL's fixed windows",
                     "  --state-factor F        large: peak window state / managed memory"
                             + " (default 4)",
                     "  --checkpoint-interval D checkpoints every D (e.g. 10s); default off",
@@ -142,6 +147,7 @@ record BenchOptions(
         List<Workload> queries = new ArrayList<>(Query.paperQueries());
         List<String> backends = RunSpec.BACKENDS;
         long events = 0;
+        long eventRate = 0;
         double stateFactor = 4;
         long checkpointMs = 0;
         long pageCache = 0;
@@ -190,6 +196,7 @@ record BenchOptions(
                         case "--suite" -> queries = suite(v);
                         case "--backends" -> backends = backends(v);
                         case "--events" -> events = positiveLong(a, v);
+                        case "--event-rate" -> eventRate = positiveLong(a, v);
                         case "--state-factor" -> stateFactor = positiveDouble(a, v);
                         case "--checkpoint-interval" -> checkpointMs = durationMs(a, v);
                         case "--page-cache" -> pageCache = size(a, v);
@@ -236,6 +243,20 @@ record BenchOptions(
         if (out == null) {
             out = Path.of("docs", "benchmarks");
         }
+        if (eventRate > 0) {
+            List<String> notSql =
+                    queries.stream()
+                            .filter(q -> !(q instanceof SqlQuery))
+                            .map(Workload::id)
+                            .toList();
+            if (!notSql.isEmpty()) {
+                throw new IllegalArgumentException(
+                        "--event-rate sizes the SQL queries' fixed windows; "
+                                + String.join(",", notSql)
+                                + " size their windows from --scale and --state-factor: run"
+                                + " them without --event-rate");
+            }
+        }
         boolean runsBase = backends.contains(RunSpec.BASE);
         if (runsBase && baseRev.isEmpty()) {
             throw new IllegalArgumentException(
@@ -261,6 +282,7 @@ record BenchOptions(
                 List.copyOf(queries),
                 List.copyOf(backends),
                 events,
+                eventRate,
                 stateFactor,
                 checkpointMs,
                 pageCache,

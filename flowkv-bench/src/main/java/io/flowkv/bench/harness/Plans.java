@@ -47,7 +47,8 @@ final class Plans {
     }
 
     static ScalePlan.QueryPlan plan(Workload q, BenchOptions o, MemoryBudget budget) {
-        return ScalePlan.plan(q, o.scale(), budget.managedBytes(), o.stateFactor(), o.events());
+        return ScalePlan.plan(
+                q, o.scale(), budget.managedBytes(), o.stateFactor(), o.events(), o.eventRate());
     }
 
     /**

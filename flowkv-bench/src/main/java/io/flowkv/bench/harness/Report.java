@@ -266,6 +266,12 @@ final class Report {
         return 0;
     }
 
+    /** " at R/s" when a run's event rate is not the default one (--event-rate), else "". */
+    static String eventRateNote(Row r) {
+        long rate = r.getLong(Column.EVENT_RATE);
+        return rate == ScalePlan.EVENT_RATE ? "" : " at " + ProgressBar.human(rate) + "/s";
+    }
+
     static String failures(List<Row> rows) {
         return rows.stream()
                 .filter(r -> !r.ok())
@@ -303,7 +309,10 @@ final class Report {
                             + " aggregates, dedup and TopN keep state that grows with the events."
                             + " The state column is measured, not estimated: the median peak"
                             + " disk use of the RocksDB runs (compressed SST files), or of"
-                            + " FlowKV's where RocksDB did not run, over managed memory.\n\n");
+                            + " FlowKV's where RocksDB did not run, over managed memory. Events"
+                            + " \"at R/s\" ran at R events per second of event time"
+                            + " (--event-rate; default 100k), so more of them fall in each"
+                            + " window.\n\n");
         }
         md.append(
                 sql
@@ -345,6 +354,7 @@ final class Report {
                     .append(q)
                     .append(" | ")
                     .append(ProgressBar.human(any.getLong(Column.EVENTS)))
+                    .append(Summary.isSqlQuery(any) ? eventRateNote(any) : "")
                     .append(" | ")
                     .append(MemoryBudget.mb(est))
                     .append(

@@ -40,7 +40,8 @@ import java.util.Locale;
  * <p>The SQL queries' windows are fixed in their SQL text (10 s, sliding by 2 s for HOP), and their
  * regular joins, group aggregates, dedup and TopN keep state that grows with the events; they get
  * {@link #SQL_EVENTS} at {@code large} (or {@code --events}) and no estimate: their report shows
- * the state measured on disk instead.
+ * the state measured on disk instead. {@code --event-rate} raises their events per second of event
+ * time, so that each fixed window holds more events and more state.
  */
 final class ScalePlan {
 
@@ -68,9 +69,11 @@ final class ScalePlan {
             if (query instanceof SqlQuery) {
                 return String.format(
                         Locale.ROOT,
-                        "%-10s events=%,d (windows as in the SQL; state measured, not estimated)",
+                        "%-10s events=%,d rate=%,d/s of event time (windows as in the SQL; state"
+                                + " measured, not estimated)",
                         query.id(),
-                        events);
+                        events,
+                        eventRate);
             }
             return String.format(
                     Locale.ROOT,
@@ -105,6 +108,20 @@ final class ScalePlan {
      */
     static QueryPlan plan(
             Workload w, String scale, long managedBytes, double stateFactor, long eventsOverride) {
+        return plan(w, scale, managedBytes, stateFactor, eventsOverride, 0);
+    }
+
+    /**
+     * As above; {@code sqlEventRate} > 0 sets a SQL query's events per second of event time (its
+     * windows are fixed in the SQL, so a higher rate puts more events and more state in each).
+     */
+    static QueryPlan plan(
+            Workload w,
+            String scale,
+            long managedBytes,
+            double stateFactor,
+            long eventsOverride,
+            long sqlEventRate) {
         if (!scale.equals("small") && !scale.equals("large")) {
             throw new IllegalArgumentException(
                     "--scale must be small or large, got '" + scale + "'");
@@ -114,7 +131,8 @@ final class ScalePlan {
                     eventsOverride > 0
                             ? eventsOverride
                             : scale.equals("large") ? SQL_EVENTS : 1_000_000;
-            return new QueryPlan(w, events, EVENT_RATE, 10_000, 2_000, 10_000, 0);
+            long rate = sqlEventRate > 0 ? sqlEventRate : EVENT_RATE;
+            return new QueryPlan(w, events, rate, 10_000, 2_000, 10_000, 0);
         }
         Query q = (Query) w;
         long windowMs = 10_000;

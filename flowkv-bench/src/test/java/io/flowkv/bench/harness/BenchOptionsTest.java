@@ -96,6 +96,28 @@ class BenchOptionsTest {
     }
 
     @Test
+    void shouldTakeAnEventRateForSqlQueriesOnly() {
+        assertThat(BenchOptions.parse(new String[0]).eventRate()).isZero();
+        assertThat(
+                        BenchOptions.parse(
+                                        new String[] {
+                                            "--queries", "sql-q5,sql-q7", "--event-rate", "1000000"
+                                        })
+                                .eventRate())
+                .isEqualTo(1_000_000);
+        assertThatThrownBy(
+                        () ->
+                                BenchOptions.parse(
+                                        new String[] {
+                                            "--queries", "sql-q5,q7", "--event-rate", "1000000"
+                                        }))
+                .hasMessageContaining("q7")
+                .hasMessageContaining("--event-rate");
+        assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--event-rate", "0"}))
+                .hasMessageContaining("--event-rate");
+    }
+
+    @Test
     void shouldQuoteTheCommandLineForAShell() {
         assertThat(
                         BenchOptions.commandLine(

@@ -59,10 +59,12 @@ class ReportTest {
         for (int rep = 1; rep <= 2; rep++) {
             throughput.add(
                     cpu(SummaryTest.run("throughput", "sql-q20", "flowkv", rep, Row.OK, 200, "s"))
+                            .set(Column.EVENT_RATE, 1_000_000)
                             .set(Column.PEAK_DISK_BYTES, 900L << 20)
                             .set(Column.MANAGED_BYTES, 100L << 20));
             throughput.add(
                     cpu(SummaryTest.run("throughput", "sql-q20", "rocksdb", rep, Row.OK, 100, "s"))
+                            .set(Column.EVENT_RATE, 1_000_000)
                             .set(Column.PEAK_DISK_BYTES, 100L * rep << 20)
                             .set(Column.MANAGED_BYTES, 100L << 20));
         }
@@ -80,8 +82,9 @@ class ReportTest {
                 .contains("geomean_flowkv_vs_rocksdb=3.02")
                 .contains("| q7 | 1k |")
                 .contains("## nexmark-flink SQL queries (not in the paper geomean)")
-                // the state shown is RocksDB's measured disk peak, median of 100 and 200 MiB
-                .contains("| sql-q20 | 1k | 150m (1.50x) |")
+                // the state shown is RocksDB's measured disk peak, median of 100 and 200 MiB;
+                // the runs' event rate (--event-rate) beside their events
+                .contains("| sql-q20 | 1k at 1.0M/s | 150m (1.50x) |")
                 .contains("| failed: OOM (2/2) |")
                 .contains("[store-bench-aar.log](store-bench-aar.log)")
                 .contains("Store-level micro-benchmarks: [microbench.md](microbench.md)")

@@ -71,4 +71,15 @@ class ScalePlanTest {
         assertThatThrownBy(() -> ScalePlan.plan(SqlQuery.Q20, "huge", MANAGED, 4, 0))
                 .hasMessageContaining("huge");
     }
+
+    @Test
+    void shouldRunSqlQueriesAtTheEventRateGiven() {
+        assertThat(ScalePlan.plan(SqlQuery.Q5, "large", MANAGED, 4, 0).eventRate())
+                .isEqualTo(ScalePlan.EVENT_RATE);
+        ScalePlan.QueryPlan dense =
+                ScalePlan.plan(SqlQuery.Q5, "large", MANAGED, 4, 2_000_000, 1_000_000);
+        assertThat(dense.eventRate()).isEqualTo(1_000_000);
+        assertThat(dense.events()).isEqualTo(2_000_000);
+        assertThat(dense.describe(MANAGED)).contains("rate=1,000,000/s");
+    }
 }
