@@ -68,7 +68,10 @@ final class Method {
                 open session, Q12 40 B per bidder. Q5-Append's state is per-auction counters; \
                 reaching the factor would need hundreds of sliding-window updates per bid, so its \
                 `large` plan is fixed (60 s windows, 10 s slide, 6M events) and its estimate is \
-                reported as it is. The non-append queries get 10M events at `large`.
+                reported as it is. The non-append queries get 10M events at `large`. The \
+                nexmark-flink SQL queries (`--suite sql`, `sql-q0`..`sql-q22`) keep the windows of \
+                their SQL text and get 1M events at `small`, 10M at `large`; `--event-rate` sets \
+                their events per second of event time, so that more events fall in each window.
 
                 **Repetitions** are interleaved: repetition 1 of every query on every backend, \
                 then repetition 2, and so on. Throughput runs made from 2026-11-27 on take a query's \
