@@ -1,6 +1,9 @@
 package io.flowkv.core.index;
 
 import io.flowkv.core.Checks;
+import io.flowkv.core.memory.OffHeapBuffer;
+
+import java.util.function.Supplier;
 
 /**
  * Page-cache bytes that the page caches of one store ({@link PagedRecords}, {@link PagedHashIndex})
@@ -59,6 +62,31 @@ public final class CacheShare {
         void close() {
             give(taken);
         }
+    }
+
+    /**
+     * One more chunk of {@code chunkBytes} for a page cache that holds {@code chunks} chunks: from
+     * {@code allocate} while the cache is under its own cap of {@code ownChunks}; beyond it only
+     * with bytes taken from {@code shared} (null: no share) and while its frame numbers have room
+     * ({@code maxChunks}), the bytes given back if the budget refuses the chunk. Null if the cache
+     * gets no chunk; it then evicts a page instead.
+     */
+    static OffHeapBuffer growChunk(
+            Account shared,
+            int chunks,
+            int ownChunks,
+            int maxChunks,
+            long chunkBytes,
+            Supplier<OffHeapBuffer> allocate) {
+        boolean own = chunks < ownChunks;
+        if (!own && (shared == null || chunks >= maxChunks || !shared.tryTake(chunkBytes))) {
+            return null;
+        }
+        OffHeapBuffer c = allocate.get();
+        if (c == null && !own) {
+            shared.give(chunkBytes);
+        }
+        return c;
     }
 
     /** Takes {@code n} bytes if that many are left; returns whether it did. */

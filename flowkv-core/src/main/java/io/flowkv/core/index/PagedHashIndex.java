@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongConsumer;
 import java.util.function.LongUnaryOperator;
+import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -99,6 +100,9 @@ public final class PagedHashIndex implements AutoCloseable {
 
     /** What chunks beyond {@link #maxChunks} took from a shared cache (null: no share). */
     private final CacheShare.Account shared;
+
+    /** {@link #newChunk}, made once: misses call it. */
+    private final Supplier<OffHeapBuffer> allocateChunk = this::newChunk;
 
     private final List<OffHeapBuffer> chunks = new ArrayList<>();
     private final byte[] transfer = new byte[PAGE_BYTES];
@@ -642,21 +646,24 @@ public final class PagedHashIndex implements AutoCloseable {
             freeHead = (int) meta(f);
             return f;
         }
-        boolean own = chunks.size() < maxChunks;
-        if (own
-                || shared != null
-                        && chunks.size() < (Integer.MAX_VALUE >>> FRAME_SHIFT)
-                        && shared.tryTake(CHUNK_BYTES)) {
-            OffHeapBuffer c = OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
-            if (c != null) {
-                addChunk(c);
-                return acquireFrame();
-            }
-            if (!own) {
-                shared.give(CHUNK_BYTES);
-            }
+        OffHeapBuffer c =
+                CacheShare.growChunk(
+                        shared,
+                        chunks.size(),
+                        maxChunks,
+                        Integer.MAX_VALUE >>> FRAME_SHIFT,
+                        CHUNK_BYTES,
+                        allocateChunk);
+        if (c != null) {
+            addChunk(c);
+            return acquireFrame();
         }
         return evictOne();
+    }
+
+    /** A chunk of cache from the budget; null if the budget refuses. */
+    private OffHeapBuffer newChunk() {
+        return OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
     }
 
     private void addChunk(OffHeapBuffer c) {

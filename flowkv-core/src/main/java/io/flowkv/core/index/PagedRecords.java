@@ -14,6 +14,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -66,6 +67,9 @@ public final class PagedRecords implements AutoCloseable {
 
     /** What chunks beyond {@link #maxChunks} took from a shared cache (null: no share). */
     private final CacheShare.Account shared;
+
+    /** {@link #newChunk}, made once: misses call it. */
+    private final Supplier<OffHeapBuffer> allocateChunk = this::newChunk;
 
     private final List<OffHeapBuffer> chunks = new ArrayList<>();
     private final byte[] transfer = new byte[PAGE_BYTES];
@@ -325,34 +329,38 @@ public final class PagedRecords implements AutoCloseable {
             freeHead = (int) (meta(f) & PAGE_MASK);
             return f;
         }
-        boolean own = chunks.size() < maxChunks;
-        if (own
-                || shared != null
-                        && chunks.size() < (Integer.MAX_VALUE >>> FRAME_SHIFT)
-                        && shared.tryTake(CHUNK_BYTES)) {
-            // The first chunk is the least the records work with; more is cache, which leaves
-            // the budget's headroom to structures that cannot give way.
-            OffHeapBuffer c =
-                    chunks.isEmpty()
-                            ? OffHeapBuffer.tryAllocate(budget, CHUNK_BYTES)
-                            : OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
-            if (c == null && !own) {
-                shared.give(CHUNK_BYTES);
+        OffHeapBuffer c =
+                CacheShare.growChunk(
+                        shared,
+                        chunks.size(),
+                        maxChunks,
+                        Integer.MAX_VALUE >>> FRAME_SHIFT,
+                        CHUNK_BYTES,
+                        allocateChunk);
+        if (c != null) {
+            chunks.add(c);
+            int first = (chunks.size() - 1) << FRAME_SHIFT;
+            for (int f = first + FRAMES_PER_CHUNK - 1; f >= first; f--) {
+                releaseFrame(f);
             }
-            if (c != null) {
-                chunks.add(c);
-                int first = (chunks.size() - 1) << FRAME_SHIFT;
-                for (int f = first + FRAMES_PER_CHUNK - 1; f >= first; f--) {
-                    releaseFrame(f);
-                }
-                return acquireFrame();
-            }
+            return acquireFrame();
         }
         if (chunks.isEmpty()) {
             throw new MemoryBudgetExceededException(
                     "page cache of " + purpose, CHUNK_BYTES, budget.available(), budget.capacity());
         }
         return evictOne();
+    }
+
+    /**
+     * The first chunk from the budget, later ones as cache; null if the budget refuses. The first
+     * chunk is the least the records work with; more is cache, which leaves the budget's headroom
+     * to structures that cannot give way.
+     */
+    private OffHeapBuffer newChunk() {
+        return chunks.isEmpty()
+                ? OffHeapBuffer.tryAllocate(budget, CHUNK_BYTES)
+                : OffHeapBuffer.tryAllocateForCache(budget, CHUNK_BYTES);
     }
 
     private int evictOne() {
