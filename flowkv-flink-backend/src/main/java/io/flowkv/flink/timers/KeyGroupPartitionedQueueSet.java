@@ -13,7 +13,6 @@ import javax.annotation.Nullable;
 
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.NoSuchElementException;
 import java.util.Set;
 
@@ -115,7 +114,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
             partition = new Partition<>(comparator, minimumCapacity);
             partitions[group] = partition;
         }
-        T present = partition.members.putIfAbsent(element, element);
+        T present = partition.members.putIfAbsent(element);
         if (present != null) {
             lastAdded = present;
             return false;
@@ -182,7 +181,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         int i = 0;
         for (Partition<T> partition : partitions) {
             if (partition != null) {
-                for (T element : partition.members.keySet()) {
+                for (T element : partition.members.asSet()) {
                     result[i++] = (O) element;
                 }
             }
@@ -212,7 +211,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
     @Override
     public Set<T> getSubsetForKeyGroup(int keyGroupId) {
         Partition<T> partition = partitions[localIndex(keyGroupId)];
-        return partition == null ? Collections.emptySet() : partition.members.keySet();
+        return partition == null ? Collections.emptySet() : partition.members.asSet();
     }
 
     private int localGroup(T element) {
@@ -301,7 +300,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
     /** One key group's elements: a heap by priority and the set that makes the queue a set. */
     private static final class Partition<T extends HeapPriorityQueueElement> {
         final HeapPriorityQueue<T> heap;
-        final HashMap<T, T> members = new HashMap<>();
+        final MemberTable<T> members = new MemberTable<>();
 
         Partition(PriorityComparator<T> comparator, int minimumCapacity) {
             this.heap = new HeapPriorityQueue<>(comparator, minimumCapacity);
@@ -321,7 +320,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
                 if (partition >= partitions.length) {
                     return false;
                 }
-                current = partitions[partition].members.keySet().iterator();
+                current = partitions[partition].members.asSet().iterator();
             }
             return true;
         }
