@@ -1,0 +1,67 @@
+package io.flowkv.flink.timers;
+
+import io.flowkv.flink.FlowKVOptions;
+
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.streaming.api.operators.TimerHeapInternalTimer;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The heap a timer on FlowKV's heap queue costs, measured, against the figure the default {@code
+ * timer-service.heap-limit} is derived from ({@link FlowKVOptions#TIMER_HEAP_BYTES_ESTIMATE}). Each
+ * timer here holds a key and a window of its own, as when every timer comes from another element:
+ * the most a timer can cost.
+ */
+class TimerHeapFootprintTest {
+    private static final int TIMERS = 1_000_000;
+    private static final int KEY_GROUPS = 128;
+
+    @Test
+    void aTimerCostsNoMoreHeapThanTheLimitAssumes() {
+        MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        long before = usedAfterGc(memory);
+        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, TimeWindow>> queue =
+                new KeyGroupPartitionedQueueSet<>(
+                        (a, b) -> Long.compare(a.getTimestamp(), b.getTimestamp()),
+                        TimerHeapInternalTimer::getKey,
+                        128,
+                        new KeyGroupRange(0, KEY_GROUPS - 1),
+                        KEY_GROUPS);
+        Random random = new Random(42);
+        for (int i = 0; i < TIMERS; i++) {
+            // new Long: a key object per timer, not one of Long's cached small values.
+            Long key = Long.valueOf(1_000_000L + random.nextInt(Integer.MAX_VALUE));
+            long start = 10_000L * random.nextInt(1_000);
+            TimeWindow window = new TimeWindow(start, start + 10_000L);
+            queue.add(new TimerHeapInternalTimer<>(window.maxTimestamp(), key, window));
+        }
+        long after = usedAfterGc(memory);
+        double perTimer = (double) (after - before) / queue.size();
+        System.out.printf(
+                "heap per timer: %.1f bytes (%d timers, estimate %d)%n",
+                perTimer, queue.size(), FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE);
+        assertThat(queue.size()).isGreaterThan(TIMERS * 9 / 10);
+        // A timer object alone is 32 bytes with its key and window objects beside it: a figure
+        // below that says the measurement did not see the queue.
+        assertThat(perTimer)
+                .isGreaterThan(64)
+                .isLessThanOrEqualTo(FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE);
+    }
+
+    private static long usedAfterGc(MemoryMXBean memory) {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 4; i++) {
+            memory.gc();
+            used = Math.min(used, memory.getHeapMemoryUsage().getUsed());
+        }
+        return used;
+    }
+}
