@@ -179,7 +179,7 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
         if (cache != null) {
             // Queryable state asks from its own threads: peek writes nothing, so it may.
             ObjectCache.Entry<K, N, ?> entry = cache.peek(keyAndNamespace.f0, keyAndNamespace.f1);
-            if (entry != null) {
+            if (entry != null && servesFromCache(entry.value)) {
                 return serializedCachedValue(entry.value, safeValueSerializer);
             }
         }
@@ -242,10 +242,10 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
      * Adds {@code value} at (current key, {@code namespace}) to {@code cache}, with copies of the
      * key and namespace that later changes to the caller's objects do not reach.
      */
-    protected <T> void cacheAtCurrentKey(
+    protected <T> ObjectCache.Entry<K, N, T> cacheAtCurrentKey(
             ObjectCache<K, N, T> cache, N namespace, T value, boolean dirty, boolean stored)
             throws IOException {
-        cache.add(
+        return cache.add(
                 keyBytes.copyKey(backend.getCurrentKey()),
                 keyGroup(),
                 keyBytes.copyNamespace(namespace),
@@ -257,6 +257,14 @@ public abstract class AbstractFlowKVState<K, N, V> implements InternalKvState<K,
     /** The values this state keeps as live objects ({@link ObjectCache}), or null: none. */
     protected ObjectCache<K, N, ?> objectCache() {
         return null;
+    }
+
+    /**
+     * Whether a cached object is the value itself, which queryable state may serialize; false for a
+     * marker that sends reads to the store.
+     */
+    protected boolean servesFromCache(Object cached) {
+        return true;
     }
 
     /** The queryable-state form of a cached value (an object of {@link #objectCache}). */

@@ -1,5 +1,6 @@
 package io.flowkv.flink.state;
 
+import io.flowkv.flink.storage.ByteArray;
 import io.flowkv.flink.storage.MapStateStorage;
 import io.flowkv.flink.storage.ValueStateStorage;
 
@@ -14,8 +15,12 @@ import org.apache.flink.runtime.state.internal.InternalMapState;
 import org.apache.flink.util.FlinkRuntimeException;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
@@ -25,6 +30,15 @@ import java.util.Objects;
  * remove and contains cost a few point operations whatever the map's size; iteration reads the user
  * keys 64 at a time and each value as it is reached, so a large map is never on the heap.
  *
+ * <p>With the object cache ({@link StateKeyContext#objectCacheBudget}), a small map (one the store
+ * keeps inline, at most {@link MapStateStorage#INLINE_ENTRIES} entries) is kept whole as live
+ * objects per (key, namespace), read with one get on first use and written back with one put when
+ * it leaves the cache or a snapshot needs it; its entries are told apart by their serialized user
+ * keys, as in the store. A map that outgrows the bound goes to the store for good, and a large map
+ * is only marked, so its entries are served by the store as without the cache. A session window's
+ * mapping of merged windows (Flink SQL's {@code session-window-mapping}), one or two entries
+ * changed at every element, then never touches the store while it is cached.
+ *
  * <p>Whole maps cross the storage boundary (snapshots, restore, migration, queryable state) in
  * {@link MapStateStorage}'s raw layout, the same bytes a savepoint's entries are made of.
  */
@@ -33,6 +47,30 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
         implements InternalMapState<K, N, UK, UV> {
     private final MapStateStorage maps;
 
+    /** The cached object of a (key, namespace) whose map is large: the store serves it. */
+    private static final Object LARGE = new Object();
+
+    /** Small maps as live objects ({@link CachedMap}) or {@link #LARGE}; null without a cache. */
+    private final ObjectCache<K, N, Object> cache;
+
+    /** One cached entry of a small map: the user key, its serialized form, and the value. */
+    private static final class Slot<UK, UV> {
+        final UK userKey;
+        final byte[] userKeyBytes;
+        UV value;
+
+        Slot(UK userKey, byte[] userKeyBytes, UV value) {
+            this.userKey = userKey;
+            this.userKeyBytes = userKeyBytes;
+            this.value = value;
+        }
+    }
+
+    /** A small map: its slots by serialized user key, in insertion order. */
+    private static final class CachedMap<UK, UV> extends LinkedHashMap<ByteArray, Slot<UK, UV>> {
+        private static final long serialVersionUID = 1L;
+    }
+
     FlowKVMapState(
             StateKeyContext<K> backend,
             ValueStateStorage storage,
@@ -40,6 +78,105 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
             TypeSerializer<Map<UK, UV>> valueSerializer) {
         super(backend, storage, namespaceSerializer, valueSerializer);
         this.maps = new MapStateStorage(storage);
+        ObjectCacheBudget budget = backend.objectCacheBudget();
+        this.cache = budget != null ? new ObjectCache<>(budget, this::writeCached) : null;
+    }
+
+    /**
+     * The small map of the current key and namespace from the cache, read from the store on a miss;
+     * null when there is no cache or the map is large.
+     */
+    @SuppressWarnings("unchecked")
+    private CachedMap<UK, UV> cachedMap() throws IOException {
+        ObjectCache.Entry<K, N, Object> entry = cachedEntry();
+        return entry == null || entry.value == LARGE ? null : (CachedMap<UK, UV>) entry.value;
+    }
+
+    private ObjectCache.Entry<K, N, Object> cachedEntry() throws IOException {
+        if (cache == null) {
+            return null;
+        }
+        ObjectCache.Entry<K, N, Object> entry =
+                cache.get(backend.getCurrentKey(), currentNamespace());
+        if (entry != null) {
+            return entry;
+        }
+        int keyGroup = keyGroup();
+        byte[] key = keyBytes();
+        byte[] namespace = namespaceBytes();
+        byte[] raw = maps.smallMap(keyGroup, key, namespace);
+        if (raw == null) {
+            return cacheAtCurrentKey(cache, currentNamespace(), LARGE, false, true);
+        }
+        CachedMap<UK, UV> map = new CachedMap<>();
+        if (raw != MapStateStorage.NO_MAP) {
+            MapStateStorage.forEachRawEntry(
+                    raw,
+                    (buf, keyOffset, keyLength, valueOffset, valueLength) -> {
+                        byte[] userKeyBytes =
+                                Arrays.copyOfRange(buf, keyOffset, keyOffset + keyLength);
+                        UV value = null;
+                        if (valueLength >= 0) {
+                            in.setBuffer(buf, valueOffset, valueLength);
+                            value = mapSerializer().getValueSerializer().deserialize(in);
+                        }
+                        map.put(
+                                new ByteArray(userKeyBytes),
+                                new Slot<>(userKey(userKeyBytes), userKeyBytes, value));
+                    });
+            cache.measured(key.length + namespace.length + raw.length);
+        }
+        return cacheAtCurrentKey(
+                cache, currentNamespace(), map, false, raw != MapStateStorage.NO_MAP);
+    }
+
+    /** Whether a value handed out may be changed by the job without a put. */
+    private boolean valuesMayChange() {
+        return !mapSerializer().getValueSerializer().isImmutableType();
+    }
+
+    /** A cached small map changed: marks it, and moves it to the store if it outgrew the bound. */
+    private void changed(ObjectCache.Entry<K, N, Object> entry, CachedMap<UK, UV> map)
+            throws IOException {
+        entry.dirty = true;
+        if (map.size() > MapStateStorage.INLINE_ENTRIES) {
+            writeCached(entry);
+            entry.value = LARGE;
+            entry.dirty = false;
+            entry.stored = true;
+        } else if (cache.sampleDue()) {
+            cache.measured(keyBytes().length + namespaceBytes().length + encode(map).length);
+        }
+    }
+
+    /** The raw layout of a cached small map. */
+    private byte[] encode(CachedMap<UK, UV> map) throws IOException {
+        List<byte[]> keys = new ArrayList<>(map.size());
+        List<byte[]> values = new ArrayList<>(map.size());
+        for (Slot<UK, UV> slot : map.values()) {
+            keys.add(slot.userKeyBytes);
+            values.add(userValueBytes(slot.value));
+        }
+        return MapStateStorage.encodeRaw(keys, values);
+    }
+
+    /**
+     * Writes a cached small map to the store (eviction, {@link #writeBackCached}, or a map that
+     * outgrew the bound). The store holds the map inline or not at all until then; a map that no
+     * longer fits inline is written chunked and stays with the store ({@link #LARGE}).
+     */
+    @SuppressWarnings("unchecked")
+    private void writeCached(ObjectCache.Entry<K, N, Object> entry) throws IOException {
+        if (entry.value == LARGE) {
+            return;
+        }
+        byte[] raw = encode((CachedMap<UK, UV>) entry.value);
+        byte[] key = keyBytes.key(entry.key, entry.keyGroup);
+        byte[] namespace = keyBytes.namespace(entry.namespace);
+        cache.measured(key.length + namespace.length + raw.length);
+        if (!maps.replaceSmallMap(entry.keyGroup, key, namespace, raw)) {
+            entry.value = LARGE;
+        }
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -136,13 +273,38 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
 
     @Override
     public UV get(UK userKey) throws IOException {
+        ObjectCache.Entry<K, N, Object> cached = cachedEntry();
+        if (cached != null && cached.value != LARGE) {
+            Slot<UK, UV> slot =
+                    FlowKVMapState.<UK, UV>map(cached).get(new ByteArray(userKeyBytes(userKey)));
+            if (slot == null) {
+                return null;
+            }
+            if (slot.value != null && valuesMayChange()) {
+                cached.dirty = true;
+            }
+            return slot.value;
+        }
         byte[] entry =
                 maps.getEntry(keyGroup(), keyBytes(), namespaceBytes(), userKeyBytes(userKey));
         return entry == null ? null : userValue(entry);
     }
 
+    @SuppressWarnings("unchecked")
+    private static <UK, UV> CachedMap<UK, UV> map(ObjectCache.Entry<?, ?, Object> cached) {
+        return (CachedMap<UK, UV>) cached.value;
+    }
+
     @Override
     public void put(UK userKey, UV userValue) throws IOException {
+        ObjectCache.Entry<K, N, Object> cached = cachedEntry();
+        if (cached != null && cached.value != LARGE) {
+            CachedMap<UK, UV> map = map(cached);
+            byte[] bytes = userKeyBytes(userKey);
+            map.put(new ByteArray(bytes), new Slot<>(userKey, bytes, userValue));
+            changed(cached, map);
+            return;
+        }
         maps.putEntry(
                 keyGroup(),
                 keyBytes(),
@@ -163,11 +325,23 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
 
     @Override
     public void remove(UK userKey) throws IOException {
+        ObjectCache.Entry<K, N, Object> cached = cachedEntry();
+        if (cached != null && cached.value != LARGE) {
+            CachedMap<UK, UV> map = map(cached);
+            if (map.remove(new ByteArray(userKeyBytes(userKey))) != null) {
+                changed(cached, map);
+            }
+            return;
+        }
         maps.removeEntry(keyGroup(), keyBytes(), namespaceBytes(), userKeyBytes(userKey));
     }
 
     @Override
     public boolean contains(UK userKey) throws IOException {
+        CachedMap<UK, UV> map = cachedMap();
+        if (map != null) {
+            return map.containsKey(new ByteArray(userKeyBytes(userKey)));
+        }
         return maps.getEntry(keyGroup(), keyBytes(), namespaceBytes(), userKeyBytes(userKey))
                 != null;
     }
@@ -233,6 +407,15 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
      */
     @Override
     public Iterator<Map.Entry<UK, UV>> iterator() {
+        final ObjectCache.Entry<K, N, Object> cached;
+        try {
+            cached = cachedEntry();
+        } catch (IOException e) {
+            throw new FlinkRuntimeException("Error while reading map state from FlowKV.", e);
+        }
+        if (cached != null && cached.value != LARGE) {
+            return cachedIterator(cached);
+        }
         final int keyGroup = keyGroup();
         final byte[] key;
         final byte[] namespace;
@@ -364,8 +547,141 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
         };
     }
 
+    /**
+     * Iterates a cached small map: the entries it holds when the iterator is created, in insertion
+     * order; {@code remove()} and {@code setValue()} change the cached map. Values handed out that
+     * the job may change count as changed.
+     */
+    private Iterator<Map.Entry<UK, UV>> cachedIterator(ObjectCache.Entry<K, N, Object> cached) {
+        CachedMap<UK, UV> map = map(cached);
+        if (!map.isEmpty() && valuesMayChange()) {
+            cached.dirty = true;
+        }
+        Iterator<Slot<UK, UV>> slots = new ArrayList<>(map.values()).iterator();
+
+        /** An entry of a cached map; equal to any Map.Entry with its contents. */
+        final class CachedEntry implements Map.Entry<UK, UV> {
+            private final Slot<UK, UV> slot;
+            private UV value;
+
+            CachedEntry(Slot<UK, UV> slot) {
+                this.slot = slot;
+                this.value = slot.value;
+            }
+
+            @Override
+            public UK getKey() {
+                return slot.userKey;
+            }
+
+            @Override
+            public UV getValue() {
+                return value;
+            }
+
+            @Override
+            public UV setValue(UV newValue) {
+                UV old = value;
+                value = newValue;
+                try {
+                    changeLater(cached, slot.userKey, slot.userKeyBytes, false, newValue);
+                } catch (IOException e) {
+                    throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
+                }
+                return old;
+            }
+
+            @Override
+            public boolean equals(Object o) {
+                return o instanceof Map.Entry
+                        && Objects.equals(slot.userKey, ((Map.Entry<?, ?>) o).getKey())
+                        && Objects.equals(value, ((Map.Entry<?, ?>) o).getValue());
+            }
+
+            @Override
+            public int hashCode() {
+                return Objects.hashCode(slot.userKey) ^ Objects.hashCode(value);
+            }
+
+            @Override
+            public String toString() {
+                return slot.userKey + "=" + value;
+            }
+        }
+
+        return new Iterator<Map.Entry<UK, UV>>() {
+            private CachedEntry current;
+
+            @Override
+            public boolean hasNext() {
+                return slots.hasNext();
+            }
+
+            @Override
+            public Map.Entry<UK, UV> next() {
+                current = new CachedEntry(slots.next());
+                return current;
+            }
+
+            @Override
+            public void remove() {
+                if (current == null) {
+                    throw new IllegalStateException("next() was not called");
+                }
+                try {
+                    changeLater(
+                            cached, current.slot.userKey, current.slot.userKeyBytes, true, null);
+                } catch (IOException e) {
+                    throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
+                }
+                current = null;
+            }
+        };
+    }
+
+    /**
+     * Sets ({@code remove}: removes) a user key of the map an iterator was made on, wherever that
+     * map is now: the iterator may outlive its cache entry (evicted, or the map grew large), and
+     * the key and namespace current then may differ.
+     */
+    private void changeLater(
+            ObjectCache.Entry<K, N, Object> made,
+            UK userKey,
+            byte[] userKeyBytes,
+            boolean remove,
+            UV value)
+            throws IOException {
+        ObjectCache.Entry<K, N, Object> now = cache.peek(made.key, made.namespace);
+        if (now != null && now.value != LARGE) {
+            CachedMap<UK, UV> map = map(now);
+            if (remove) {
+                if (map.remove(new ByteArray(userKeyBytes)) == null) {
+                    return;
+                }
+            } else {
+                map.put(new ByteArray(userKeyBytes), new Slot<>(userKey, userKeyBytes, value));
+            }
+            changed(now, map);
+            return;
+        }
+        byte[] key = keyBytes.key(made.key, made.keyGroup);
+        byte[] namespace = keyBytes.namespace(made.namespace);
+        if (remove) {
+            maps.removeEntry(made.keyGroup, key, namespace, userKeyBytes);
+        } else {
+            maps.putEntry(made.keyGroup, key, namespace, userKeyBytes, userValueBytes(value));
+        }
+    }
+
     @Override
     public void clear() {
+        if (cache != null) {
+            ObjectCache.Entry<K, N, Object> cached =
+                    cache.remove(backend.getCurrentKey(), currentNamespace());
+            if (cached != null && !cached.stored) {
+                return; // never written, nothing to remove from the store
+            }
+        }
         try {
             maps.remove(keyGroup(), keyBytes(), namespaceBytes());
         } catch (IOException e) {
@@ -375,6 +691,10 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
 
     @Override
     public boolean isEmpty() throws IOException {
+        CachedMap<UK, UV> map = cachedMap();
+        if (map != null) {
+            return map.isEmpty();
+        }
         return maps.size(keyGroup(), keyBytes(), namespaceBytes()) == 0;
     }
 
@@ -396,6 +716,33 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
         }
         return KvStateSerializer.serializeMap(
                 map.entrySet(), safe.getKeySerializer(), safe.getValueSerializer());
+    }
+
+    @Override
+    protected ObjectCache<K, N, ?> objectCache() {
+        return cache;
+    }
+
+    @Override
+    protected boolean servesFromCache(Object cached) {
+        return cached != LARGE;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    protected byte[] serializedCachedValue(
+            Object cached, TypeSerializer<Map<UK, UV>> safeValueSerializer) throws IOException {
+        CachedMap<UK, UV> map = (CachedMap<UK, UV>) cached;
+        if (map.isEmpty()) {
+            return null;
+        }
+        Map<UK, UV> entries = new LinkedHashMap<>();
+        for (Slot<UK, UV> slot : map.values()) {
+            entries.put(slot.userKey, slot.value);
+        }
+        MapSerializer<UK, UV> safe = (MapSerializer<UK, UV>) safeValueSerializer;
+        return KvStateSerializer.serializeMap(
+                entries.entrySet(), safe.getKeySerializer(), safe.getValueSerializer());
     }
 
     @Override

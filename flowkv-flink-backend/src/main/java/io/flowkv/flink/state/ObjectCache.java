@@ -215,10 +215,11 @@ final class ObjectCache<K, N, V> {
 
     /**
      * Adds an entry for a (key, namespace) that has none (the caller looked it up), then writes
-     * back and drops one entry (see the class comment) when that passes the capacity. {@code key}
-     * and {@code namespace} must be objects nobody mutates later (copies).
+     * back and drops one entry (see the class comment) when that passes the capacity; returns the
+     * new entry, which stays (it is the newest). {@code key} and {@code namespace} must be objects
+     * nobody mutates later (copies).
      */
-    void add(K key, int keyGroup, N namespace, V value, boolean dirty, boolean stored)
+    Entry<K, N, V> add(K key, int keyGroup, N namespace, V value, boolean dirty, boolean stored)
             throws IOException {
         Entry<K, N, V> entry = new Entry<>();
         entry.key = key;
@@ -240,6 +241,7 @@ final class ObjectCache<K, N, V> {
             evictOne();
         }
         account();
+        return entry;
     }
 
     /** Puts {@code entry} into the table and at the tail of the queue. */

@@ -62,7 +62,7 @@ public final class MapStateStorage implements ValueStateStorage {
     static final int CHUNK_KEYS = 64;
 
     /** Most entries an inline map holds. */
-    static final int INLINE_ENTRIES = 32;
+    public static final int INLINE_ENTRIES = 32;
 
     /** Most bytes an inline map's header takes. */
     static final int INLINE_BYTES = 4096;
@@ -399,6 +399,53 @@ public final class MapStateStorage implements ValueStateStorage {
     }
 
     // ------------------------------------------------------------------ whole maps
+
+    /** What {@link #smallMap} returns when (key, namespace) has no map. */
+    public static final byte[] NO_MAP = new byte[0];
+
+    /**
+     * For a cache of small maps: the map of (key, namespace) in the raw layout if it is inline,
+     * {@link #NO_MAP} if there is none, or null if it is chunked (large). One get.
+     */
+    public byte[] smallMap(int keyGroup, byte[] key, byte[] namespace) throws IOException {
+        byte[] header = inner.get(keyGroup, key, headerName(namespace));
+        if (header == null) {
+            return NO_MAP;
+        }
+        if (!isInline(header)) {
+            return null;
+        }
+        byte[] raw = new byte[header.length - INLINE_ENTRIES_AT + 4];
+        System.arraycopy(header, 0, raw, 0, 4);
+        System.arraycopy(header, INLINE_ENTRIES_AT, raw, 4, raw.length - 4);
+        return raw;
+    }
+
+    /**
+     * Replaces the map of (key, namespace), which is absent or inline (as {@link #smallMap} found
+     * it), with {@code raw}, a map in the raw layout: one put when it fits inline, one remove when
+     * it is empty; otherwise the map is cleared and written entry by entry (chunked), and this
+     * returns false: the map is large from then on.
+     */
+    public boolean replaceSmallMap(int keyGroup, byte[] key, byte[] namespace, byte[] raw)
+            throws IOException {
+        int count = readInt(raw, 0);
+        int headerLength = raw.length - 4 + INLINE_ENTRIES_AT;
+        if (count == 0) {
+            remove(keyGroup, key, namespace);
+        } else if (count <= INLINE_ENTRIES && headerLength <= INLINE_BYTES) {
+            byte[] header = new byte[headerLength];
+            System.arraycopy(raw, 0, header, 0, 4);
+            writeInt(header, 4, INLINE);
+            System.arraycopy(raw, 4, header, INLINE_ENTRIES_AT, raw.length - 4);
+            inner.put(keyGroup, key, headerName(namespace), header);
+        } else {
+            remove(keyGroup, key, namespace);
+            put(keyGroup, key, namespace, raw);
+            return false;
+        }
+        return true;
+    }
 
     @Override
     public byte[] get(int keyGroup, byte[] key, byte[] namespace) throws IOException {
