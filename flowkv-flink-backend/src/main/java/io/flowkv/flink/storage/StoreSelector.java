@@ -26,6 +26,13 @@ public final class StoreSelector {
     public static final String MERGING_WINDOW_SET = "merging-window-set";
 
     /**
+     * Flink SQL's session window operators: the map from each session window to the window its
+     * state is kept under ({@code MergingWindowSet} of the table runtime), one or two entries per
+     * key, changed at nearly every element.
+     */
+    public static final String SESSION_WINDOW_MAPPING = "session-window-mapping";
+
+    /**
      * Flink SQL's window join operators (window TVF joins): each side's rows in a list state per
      * window end ({@code Long} namespace), read and cleared when the window ends for the key. For
      * TUMBLE, HOP and CUMULATE windows that is the same instant for every key: AAR's pattern.

@@ -3,6 +3,7 @@ package io.flowkv.flink.state;
 import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.TestBackends;
+import io.flowkv.flink.storage.StoreSelector;
 
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
@@ -37,11 +38,12 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Map state with the object cache small enough that small maps keep moving between the cache and
- * the store, against a model: puts, removes, gets, iteration with {@code remove} and {@code
- * setValue}, clears, maps that outgrow the cached bound (and go to the store for good), key
- * iteration, and snapshots restored into a new backend (incremental and full). Also run with the
- * cache off. Prints its seed; replay with {@code -Dflowkv.seed=N}; fixed under CI.
+ * Map state with small maps cached (the state of Flink SQL's session windows, by its name), with
+ * the object cache small enough that small maps keep moving between the cache and the store,
+ * against a model: puts, removes, gets, iteration with {@code remove} and {@code setValue}, clears,
+ * maps that outgrow the cached bound (and go to the store for good), key iteration, and snapshots
+ * restored into a new backend (incremental and full). Also run with the cache off. Prints its seed;
+ * replay with {@code -Dflowkv.seed=N}; fixed under CI.
  */
 class FlowKVMapCacheModelTest {
     private static final int KEY_GROUPS = 16;
@@ -144,7 +146,12 @@ class FlowKVMapCacheModelTest {
                                 .filter(e -> !e.getValue().isEmpty())
                                 .map(e -> e.getKey().get(0))
                                 .collect(Collectors.toSet());
-                assertThat(new HashSet<>(backend.getKeys("maps", namespace).toList()))
+                assertThat(
+                                new HashSet<>(
+                                        backend.getKeys(
+                                                        StoreSelector.SESSION_WINDOW_MAPPING,
+                                                        namespace)
+                                                .toList()))
                         .as(where + " keys")
                         .isEqualTo(keys);
             } else {
@@ -175,6 +182,13 @@ class FlowKVMapCacheModelTest {
         } else {
             assertThat(state.cacheStats()).isNull();
         }
+        AbstractFlowKVState<?, ?, ?> other =
+                (AbstractFlowKVState<?, ?, ?>)
+                        backend.getOrCreateKeyedState(
+                                IntSerializer.INSTANCE,
+                                new MapStateDescriptor<>(
+                                        "other", IntSerializer.INSTANCE, LongSerializer.INSTANCE));
+        assertThat(other.cacheStats()).as(at + ": other map states are not cached").isNull();
     }
 
     private static Map<Integer, Long> contents(
@@ -193,7 +207,9 @@ class FlowKVMapCacheModelTest {
                 backend.getOrCreateKeyedState(
                         IntSerializer.INSTANCE,
                         new MapStateDescriptor<>(
-                                "maps", IntSerializer.INSTANCE, LongSerializer.INSTANCE));
+                                StoreSelector.SESSION_WINDOW_MAPPING,
+                                IntSerializer.INSTANCE,
+                                LongSerializer.INSTANCE));
     }
 
     private FlowKVKeyedStateBackend<Integer> backend(
