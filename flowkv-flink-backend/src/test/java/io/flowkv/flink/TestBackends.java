@@ -7,14 +7,18 @@ import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SharedStateRegistry;
 import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.util.concurrent.FutureUtils;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -40,6 +44,31 @@ public final class TestBackends implements AutoCloseable {
                         Files.createDirectories(dir.resolve("shared")).toUri());
         return new FsCheckpointStreamFactory(
                 FileSystem.getLocalFileSystem(), checkpoints, shared, 0, 4096);
+    }
+
+    /**
+     * Checkpoint {@code id} of {@code backend} into {@code dir}/chk-{@code id}, its shared files
+     * registered with {@code registry} and the checkpoint completed: the handle a restore takes.
+     */
+    public static KeyedStateHandle checkpoint(
+            FlowKVKeyedStateBackend<Integer> backend,
+            long id,
+            Path dir,
+            SharedStateRegistry registry)
+            throws Exception {
+        KeyedStateHandle handle =
+                FutureUtils.runIfNotDoneAndGet(
+                                backend.snapshot(
+                                        id,
+                                        id,
+                                        streamFactory(dir.resolve("chk-" + id)),
+                                        CheckpointOptions.forCheckpointWithDefaultLocation()))
+                        .getJobManagerOwnedSnapshot();
+        if (handle instanceof IncrementalRemoteKeyedStateHandle incremental) {
+            incremental.registerSharedStates(registry, id);
+        }
+        backend.notifyCheckpointComplete(id);
+        return handle;
     }
 
     public FlowKVKeyedStateBackend<Integer> create(

@@ -56,6 +56,63 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
     /** Small maps as live objects ({@link CachedMap}) or {@link #LARGE}; null without a cache. */
     private ObjectCache<K, N, Object> cache;
 
+    /**
+     * An entry an iterator hands out: equal to any {@link Map.Entry} with its contents; {@code
+     * setValue} writes the value where the map is ({@link #write}).
+     */
+    private abstract static class IteratedEntry<UK, UV> implements Map.Entry<UK, UV> {
+        final UK userKey;
+        final byte[] userKeyBytes;
+        private UV value;
+
+        IteratedEntry(UK userKey, byte[] userKeyBytes, UV value) {
+            this.userKey = userKey;
+            this.userKeyBytes = userKeyBytes;
+            this.value = value;
+        }
+
+        abstract void write(UV newValue) throws IOException;
+
+        @Override
+        public UK getKey() {
+            return userKey;
+        }
+
+        @Override
+        public UV getValue() {
+            return value;
+        }
+
+        @Override
+        public UV setValue(UV newValue) {
+            UV old = value;
+            try {
+                write(newValue);
+            } catch (IOException e) {
+                throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
+            }
+            value = newValue;
+            return old;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Map.Entry
+                    && Objects.equals(userKey, ((Map.Entry<?, ?>) o).getKey())
+                    && Objects.equals(value, ((Map.Entry<?, ?>) o).getValue());
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hashCode(userKey) ^ Objects.hashCode(value);
+        }
+
+        @Override
+        public String toString() {
+            return userKey + "=" + value;
+        }
+    }
+
     /** One cached entry of a small map: the user key, its serialized form, and the value. */
     private static final class Slot<UK, UV> {
         final UK userKey;
@@ -441,55 +498,15 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
             throw new FlinkRuntimeException("Error while reading map state from FlowKV.", e);
         }
 
-        /** An entry whose setValue writes through; equal to any Map.Entry with its contents. */
-        final class WriteThroughEntry implements Map.Entry<UK, UV> {
-            private final UK userKey;
-            private final byte[] userKeyBytes;
-            private UV value;
-
+        /** An entry whose setValue writes through to the store. */
+        final class WriteThroughEntry extends IteratedEntry<UK, UV> {
             WriteThroughEntry(UK userKey, byte[] userKeyBytes, UV value) {
-                this.userKey = userKey;
-                this.userKeyBytes = userKeyBytes;
-                this.value = value;
+                super(userKey, userKeyBytes, value);
             }
 
             @Override
-            public UK getKey() {
-                return userKey;
-            }
-
-            @Override
-            public UV getValue() {
-                return value;
-            }
-
-            @Override
-            public UV setValue(UV newValue) {
-                UV old = value;
-                try {
-                    maps.putEntry(keyGroup, key, namespace, userKeyBytes, userValueBytes(newValue));
-                } catch (IOException e) {
-                    throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
-                }
-                value = newValue;
-                return old;
-            }
-
-            @Override
-            public boolean equals(Object o) {
-                return o instanceof Map.Entry
-                        && Objects.equals(userKey, ((Map.Entry<?, ?>) o).getKey())
-                        && Objects.equals(value, ((Map.Entry<?, ?>) o).getValue());
-            }
-
-            @Override
-            public int hashCode() {
-                return Objects.hashCode(userKey) ^ Objects.hashCode(value);
-            }
-
-            @Override
-            public String toString() {
-                return userKey + "=" + value;
+            void write(UV newValue) throws IOException {
+                maps.putEntry(keyGroup, key, namespace, userKeyBytes, userValueBytes(newValue));
             }
         }
 
@@ -572,53 +589,15 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
         }
         Iterator<Slot<UK, UV>> slots = new ArrayList<>(map.values()).iterator();
 
-        /** An entry of a cached map; equal to any Map.Entry with its contents. */
-        final class CachedEntry implements Map.Entry<UK, UV> {
-            private final Slot<UK, UV> slot;
-            private UV value;
-
+        /** An entry of a cached map, whose setValue changes the map wherever it is now. */
+        final class CachedEntry extends IteratedEntry<UK, UV> {
             CachedEntry(Slot<UK, UV> slot) {
-                this.slot = slot;
-                this.value = slot.value;
+                super(slot.userKey, slot.userKeyBytes, slot.value);
             }
 
             @Override
-            public UK getKey() {
-                return slot.userKey;
-            }
-
-            @Override
-            public UV getValue() {
-                return value;
-            }
-
-            @Override
-            public UV setValue(UV newValue) {
-                UV old = value;
-                value = newValue;
-                try {
-                    changeLater(cached, slot.userKey, slot.userKeyBytes, false, newValue);
-                } catch (IOException e) {
-                    throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
-                }
-                return old;
-            }
-
-            @Override
-            public boolean equals(Object o) {
-                return o instanceof Map.Entry
-                        && Objects.equals(slot.userKey, ((Map.Entry<?, ?>) o).getKey())
-                        && Objects.equals(value, ((Map.Entry<?, ?>) o).getValue());
-            }
-
-            @Override
-            public int hashCode() {
-                return Objects.hashCode(slot.userKey) ^ Objects.hashCode(value);
-            }
-
-            @Override
-            public String toString() {
-                return slot.userKey + "=" + value;
+            void write(UV newValue) throws IOException {
+                changeLater(cached, userKey, userKeyBytes, false, newValue);
             }
         }
 
@@ -642,8 +621,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
                     throw new IllegalStateException("next() was not called");
                 }
                 try {
-                    changeLater(
-                            cached, current.slot.userKey, current.slot.userKeyBytes, true, null);
+                    changeLater(cached, current.userKey, current.userKeyBytes, true, null);
                 } catch (IOException e) {
                     throw new FlinkRuntimeException("Error while writing map state to FlowKV.", e);
                 }

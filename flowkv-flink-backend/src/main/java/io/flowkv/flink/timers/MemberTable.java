@@ -47,34 +47,18 @@ final class MemberTable<T> {
 
     /** The member equal to {@code element}, or null. */
     T get(Object element) {
-        int hash = element.hashCode();
-        int at = slot(hash);
-        while (true) {
-            Object e = elements[at];
-            if (e == null) {
-                return null;
-            }
-            if (hashes[at] == hash && e.equals(element)) {
-                return cast(e);
-            }
-            at = (at + 1) & mask;
-        }
+        int at = find(element, element.hashCode());
+        return at >= 0 ? cast(elements[at]) : null;
     }
 
     /** Adds {@code element} if no equal member is present; returns that member, else null. */
     T putIfAbsent(T element) {
         int hash = element.hashCode();
-        int at = slot(hash);
-        while (true) {
-            Object e = elements[at];
-            if (e == null) {
-                break;
-            }
-            if (hashes[at] == hash && e.equals(element)) {
-                return cast(e);
-            }
-            at = (at + 1) & mask;
+        int at = find(element, hash);
+        if (at >= 0) {
+            return cast(elements[at]);
         }
+        at = -at - 1;
         elements[at] = element;
         hashes[at] = hash;
         size++;
@@ -87,16 +71,28 @@ final class MemberTable<T> {
 
     /** Removes the member equal to {@code element} and returns it, or null if there is none. */
     T remove(Object element) {
-        int hash = element.hashCode();
+        int at = find(element, element.hashCode());
+        if (at < 0) {
+            return null;
+        }
+        T removed = cast(elements[at]);
+        removeAt(at);
+        return removed;
+    }
+
+    /**
+     * The slot of the member equal to {@code element}, or {@code -slot - 1} for the empty slot that
+     * ends its probe run (where it would go). Loads a member only when its hash code is equal.
+     */
+    private int find(Object element, int hash) {
         int at = slot(hash);
         while (true) {
             Object e = elements[at];
             if (e == null) {
-                return null;
+                return -at - 1;
             }
             if (hashes[at] == hash && e.equals(element)) {
-                removeAt(at);
-                return cast(e);
+                return at;
             }
             at = (at + 1) & mask;
         }

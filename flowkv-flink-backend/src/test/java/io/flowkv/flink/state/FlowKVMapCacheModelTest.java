@@ -11,14 +11,11 @@ import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
-import org.apache.flink.runtime.checkpoint.CheckpointOptions;
-import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SharedStateRegistry;
 import org.apache.flink.runtime.state.SharedStateRegistryImpl;
 import org.apache.flink.runtime.state.internal.InternalMapState;
-import org.apache.flink.util.concurrent.FutureUtils;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -227,18 +224,6 @@ class FlowKVMapCacheModelTest {
 
     private KeyedStateHandle snapshot(FlowKVKeyedStateBackend<Integer> backend, long id)
             throws Exception {
-        KeyedStateHandle handle =
-                FutureUtils.runIfNotDoneAndGet(
-                                backend.snapshot(
-                                        id,
-                                        id,
-                                        TestBackends.streamFactory(temp.resolve("chk-" + id)),
-                                        CheckpointOptions.forCheckpointWithDefaultLocation()))
-                        .getJobManagerOwnedSnapshot();
-        if (handle instanceof IncrementalRemoteKeyedStateHandle incremental) {
-            incremental.registerSharedStates(registry, id);
-        }
-        backend.notifyCheckpointComplete(id);
-        return handle;
+        return TestBackends.checkpoint(backend, id, temp, registry);
     }
 }
