@@ -201,6 +201,28 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
         return !mapSerializer().getValueSerializer().isImmutableType();
     }
 
+    /**
+     * Sets ({@code remove}: removes) a user key of the cached small map of {@code entry}, then
+     * {@link #changed} if the map changed.
+     */
+    private void changeCached(
+            ObjectCache.Entry<K, N, Object> entry,
+            UK userKey,
+            byte[] userKeyBytes,
+            boolean remove,
+            UV value)
+            throws IOException {
+        CachedMap<UK, UV> map = map(entry);
+        if (remove) {
+            if (map.remove(new ByteArray(userKeyBytes)) == null) {
+                return;
+            }
+        } else {
+            map.put(new ByteArray(userKeyBytes), new Slot<>(userKey, userKeyBytes, value));
+        }
+        changed(entry, map);
+    }
+
     /** A cached small map changed: marks it, and moves it to the store if it outgrew the bound. */
     private void changed(ObjectCache.Entry<K, N, Object> entry, CachedMap<UK, UV> map)
             throws IOException {
@@ -369,10 +391,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
     public void put(UK userKey, UV userValue) throws IOException {
         ObjectCache.Entry<K, N, Object> cached = cachedEntry();
         if (cached != null && cached.value != LARGE) {
-            CachedMap<UK, UV> map = map(cached);
-            byte[] bytes = userKeyBytes(userKey);
-            map.put(new ByteArray(bytes), new Slot<>(userKey, bytes, userValue));
-            changed(cached, map);
+            changeCached(cached, userKey, userKeyBytes(userKey), false, userValue);
             return;
         }
         maps.putEntry(
@@ -397,10 +416,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
     public void remove(UK userKey) throws IOException {
         ObjectCache.Entry<K, N, Object> cached = cachedEntry();
         if (cached != null && cached.value != LARGE) {
-            CachedMap<UK, UV> map = map(cached);
-            if (map.remove(new ByteArray(userKeyBytes(userKey))) != null) {
-                changed(cached, map);
-            }
+            changeCached(cached, userKey, userKeyBytes(userKey), true, null);
             return;
         }
         maps.removeEntry(keyGroup(), keyBytes(), namespaceBytes(), userKeyBytes(userKey));
@@ -644,15 +660,7 @@ public final class FlowKVMapState<K, N, UK, UV> extends AbstractFlowKVState<K, N
             throws IOException {
         ObjectCache.Entry<K, N, Object> now = cache.peek(made.key, made.namespace);
         if (now != null && now.value != LARGE) {
-            CachedMap<UK, UV> map = map(now);
-            if (remove) {
-                if (map.remove(new ByteArray(userKeyBytes)) == null) {
-                    return;
-                }
-            } else {
-                map.put(new ByteArray(userKeyBytes), new Slot<>(userKey, userKeyBytes, value));
-            }
-            changed(now, map);
+            changeCached(now, userKey, userKeyBytes, remove, value);
             return;
         }
         byte[] key = keyBytes.key(made.key, made.keyGroup);

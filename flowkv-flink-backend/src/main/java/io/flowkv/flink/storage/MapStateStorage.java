@@ -412,9 +412,14 @@ public final class MapStateStorage implements ValueStateStorage {
         if (header == null) {
             return NO_MAP;
         }
-        if (!isInline(header)) {
-            return null;
-        }
+        return isInline(header) ? inlineToRaw(header) : null;
+    }
+
+    /**
+     * An inline map's header in the raw layout: the count, then the entries as the header holds
+     * them.
+     */
+    private static byte[] inlineToRaw(byte[] header) {
         byte[] raw = new byte[header.length - INLINE_ENTRIES_AT + 4];
         System.arraycopy(header, 0, raw, 0, 4);
         System.arraycopy(header, INLINE_ENTRIES_AT, raw, 4, raw.length - 4);
@@ -454,11 +459,7 @@ public final class MapStateStorage implements ValueStateStorage {
             return null;
         }
         if (isInline(header)) {
-            // The raw layout is the count, then the entries as the header holds them.
-            byte[] raw = new byte[header.length - INLINE_ENTRIES_AT + 4];
-            System.arraycopy(header, 0, raw, 0, 4);
-            System.arraycopy(header, INLINE_ENTRIES_AT, raw, 4, raw.length - 4);
-            return raw;
+            return inlineToRaw(header);
         }
         List<byte[]> keys = new ArrayList<>();
         List<byte[]> values = new ArrayList<>();

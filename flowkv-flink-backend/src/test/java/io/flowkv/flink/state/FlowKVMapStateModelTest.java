@@ -3,6 +3,7 @@ package io.flowkv.flink.state;
 import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.FlowKVStateBackend;
+import io.flowkv.flink.TestBackends;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.MapState;
@@ -13,12 +14,9 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.core.fs.CloseableRegistry;
-import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
-import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
-import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
@@ -26,16 +24,13 @@ import org.apache.flink.runtime.state.SharedStateRegistry;
 import org.apache.flink.runtime.state.SharedStateRegistryImpl;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
-import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
-import org.apache.flink.util.concurrent.FutureUtils;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -234,29 +229,6 @@ class FlowKVMapStateModelTest {
 
     private KeyedStateHandle snapshot(FlowKVKeyedStateBackend<Integer> backend, long id)
             throws Exception {
-        org.apache.flink.core.fs.Path checkpoints =
-                new org.apache.flink.core.fs.Path(
-                        Files.createDirectories(temp.resolve("chk-" + id)).toUri());
-        org.apache.flink.core.fs.Path shared =
-                new org.apache.flink.core.fs.Path(
-                        Files.createDirectories(temp.resolve("shared")).toUri());
-        KeyedStateHandle handle =
-                FutureUtils.runIfNotDoneAndGet(
-                                backend.snapshot(
-                                        id,
-                                        id,
-                                        new FsCheckpointStreamFactory(
-                                                FileSystem.getLocalFileSystem(),
-                                                checkpoints,
-                                                shared,
-                                                0,
-                                                4096),
-                                        CheckpointOptions.forCheckpointWithDefaultLocation()))
-                        .getJobManagerOwnedSnapshot();
-        if (handle instanceof IncrementalRemoteKeyedStateHandle incremental) {
-            incremental.registerSharedStates(registry, id);
-        }
-        backend.notifyCheckpointComplete(id);
-        return handle;
+        return TestBackends.checkpoint(backend, id, temp, registry);
     }
 }
