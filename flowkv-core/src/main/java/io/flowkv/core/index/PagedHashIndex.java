@@ -242,6 +242,11 @@ public final class PagedHashIndex implements AutoCloseable {
     /** The value of the key, or {@link #NONE}. */
     public long get(long hash, LongHashIndex.KeyMatcher matcher) {
         checkUsable();
+        if (size == 0) {
+            // Nothing to probe: a store whose values all live in the object cache asks for every
+            // new key, and an empty table's pages need not be touched for that.
+            return NONE;
+        }
         Table t = table;
         long slot = t.home(hash);
         while (true) {

@@ -199,6 +199,39 @@ class PagedHashIndexTest {
         h.closeAndCheckLeaks();
     }
 
+    /**
+     * An index emptied by removes answers every get without a page: a store whose values all live
+     * in the object cache looks up each new key, and the pages of its old entries are on disk.
+     */
+    @Test
+    void shouldAnswerAnEmptyIndexWithoutReadingPages() throws IOException {
+        try (PagedHashIndex index =
+                new PagedHashIndex(
+                        new MemoryBudget(1 << 30), FileIo.DEFAULT, dir, PREFIX, CHUNK, 16)) {
+            int entries = 20_000; // about 110 pages at the load factor, 16 frames cached
+            for (long k = 0; k < entries; k++) {
+                index.put(spread(k), k, v -> true);
+            }
+            for (long k = 0; k < entries; k++) {
+                assertThat(index.remove(spread(k), v -> true)).isEqualTo(k);
+            }
+            assertThat(index.size()).isZero();
+            long reads = index.pageReads();
+            assertThat(reads).as("the removes paged").isPositive();
+            SplittableRandom random = new SplittableRandom(5);
+            for (int i = 0; i < 10_000; i++) {
+                assertThat(index.get(random.nextLong(), v -> true)).isEqualTo(NONE);
+            }
+            assertThat(index.pageReads()).isEqualTo(reads);
+            index.put(spread(1), 1, v -> true);
+            assertThat(index.get(spread(1), v -> true)).isEqualTo(1);
+        }
+    }
+
+    private static long spread(long k) {
+        return k * 0x9E37_79B9_7F4A_7C15L;
+    }
+
     @Test
     void shouldRefuseABudgetWithoutRoomForTheFirstChunk() throws IOException {
         // One page of 256 slots: an 8-byte page table and the first chunk.

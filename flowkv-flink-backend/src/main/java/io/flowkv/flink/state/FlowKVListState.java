@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -46,6 +47,14 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
      * or null.
      */
     private ObjectCache<K, N, List<V>> cachedLists;
+
+    /**
+     * The cached value of a (key, namespace) known to hold no list: a session operator empties its
+     * merging window set when a key's last session fires, and the key's next element reads it again
+     * as the first of a new session. Kept as an entry, that read is a cache hit, not a store lookup
+     * that finds nothing. Told apart by identity.
+     */
+    private static final List<Object> NO_LIST = Collections.unmodifiableList(new ArrayList<>(0));
 
     FlowKVListState(
             StateKeyContext<K> backend,
@@ -118,6 +127,9 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         ObjectCache.Entry<K, N, List<V>> entry =
                 cachedLists.get(backend.getCurrentKey(), currentNamespace());
         if (entry != null) {
+            if (entry.value == NO_LIST) {
+                return null;
+            }
             if (cachedLists.sampleDue()) {
                 cachedLists.measured(sizeOf(entry.value));
             }
@@ -125,6 +137,7 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         }
         List<V> read = read();
         if (read == null) {
+            cacheAtCurrentKey(cachedLists, currentNamespace(), noList(), false, false);
             return null;
         }
         List<V> stored = compactCopy(read);
@@ -187,16 +200,22 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         }
     }
 
+    @SuppressWarnings("unchecked")
+    private static <V> List<V> noList() {
+        return (List<V>) NO_LIST;
+    }
+
     @Override
     public void update(List<V> values) throws IOException {
         Preconditions.checkNotNull(values, "List of values to add cannot be null.");
-        if (cachedLists != null && !values.isEmpty()) {
-            List<V> copy = compactCopy(values);
+        if (cachedLists != null) {
+            List<V> copy = values.isEmpty() ? noList() : compactCopy(values);
             ObjectCache.Entry<K, N, List<V>> entry =
                     cachedLists.get(backend.getCurrentKey(), currentNamespace());
             if (entry != null) {
                 entry.value = copy;
-                entry.dirty = true;
+                // An empty list removes the stored one, if the store may hold one.
+                entry.dirty = !values.isEmpty() || entry.stored;
             } else {
                 // Whether the store holds a list here is not known without a read: assume it may.
                 cacheAtCurrentKey(cachedLists, currentNamespace(), copy, true, true);
@@ -315,6 +334,9 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         TypeSerializer<V> element =
                 ((ListSerializer<V>) safeValueSerializer).getElementSerializer();
         ByteArrayOutputStream joined = new ByteArrayOutputStream();
+        if (cached == NO_LIST) {
+            return null;
+        }
         for (V value : (List<V>) cached) {
             if (joined.size() > 0) {
                 joined.write(DELIMITER);

@@ -417,6 +417,43 @@ class FlowKVObjectCacheModelTest {
         assertThat(again.lists.get()).as("a hit").isSameAs(reread);
     }
 
+    /**
+     * A merging window set known to be empty is answered from the cache: a key's first read that
+     * finds nothing, and the set a fired session leaves empty. The emptied set still removes the
+     * stored list when written back, so a restore does not bring the fired session back.
+     */
+    @Test
+    void shouldAnswerAnEmptyMergingWindowSetFromTheCache() throws Exception {
+        FlowKVKeyedStateBackend<Integer> backend = backend(1 << 20, true, List.of());
+        States states = new States(backend);
+        AbstractFlowKVState<?, ?, ?> cached = (AbstractFlowKVState<?, ?, ?>) states.lists;
+        backend.setCurrentKey(3);
+        states.setNamespace(0);
+        assertThat(states.lists.get()).isNull();
+        assertThat(states.lists.get()).isNull();
+        assertThat(cached.cacheCounters().misses()).as("one store read").isEqualTo(1);
+        assertThat(cached.cacheCounters().hits()).isEqualTo(1);
+
+        states.lists.update(List.of(5L, 6L));
+        snapshot(backend, 1); // writes the list to the store
+        states.lists.update(List.of()); // the session fired
+        assertThat(states.lists.get()).isNull();
+        assertThat(cached.cacheCounters().misses()).as("no store read").isEqualTo(1);
+        backend.setCurrentKey(4);
+        states.lists.update(List.of()); // not cached: the store may hold a list
+        states.lists.update(List.of(8L));
+        states.lists.update(List.of());
+
+        KeyedStateHandle handle = snapshot(backend, 2);
+        FlowKVKeyedStateBackend<Integer> restored = backend(1 << 20, true, List.of(handle));
+        States again = new States(restored);
+        for (int key : new int[] {3, 4}) {
+            restored.setCurrentKey(key);
+            again.setNamespace(0);
+            assertThat(again.lists.get()).as("key " + key + " after restore").isNull();
+        }
+    }
+
     /** The one element of a value state's array, or null for none. */
     private static Long first(long[] value) {
         return value == null ? null : value[0];
