@@ -209,21 +209,36 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     public void update(List<V> values) throws IOException {
         Preconditions.checkNotNull(values, "List of values to add cannot be null.");
         if (cachedLists != null) {
-            List<V> copy = values.isEmpty() ? noList() : compactCopy(values);
             ObjectCache.Entry<K, N, List<V>> entry =
                     cachedLists.get(backend.getCurrentKey(), currentNamespace());
-            if (entry != null) {
-                entry.value = copy;
-                // An empty list removes the stored one, if the store may hold one.
-                entry.dirty = !values.isEmpty() || entry.stored;
+            if (values.isEmpty()) {
+                if (entry != null && !entry.stored) {
+                    // Nothing to remove from the store: the entry stays, known to be empty.
+                    entry.value = noList();
+                    entry.dirty = false;
+                    return;
+                }
+                // The store may hold a list: the entry goes unwritten, the list is removed.
+                if (entry != null) {
+                    cachedLists.remove(entry.key, entry.namespace);
+                }
+                elements.remove(keyGroup(), keyBytes(), namespaceBytes());
+                return;
             } else {
-                // Whether the store holds a list here is not known without a read: assume it may.
-                cacheAtCurrentKey(cachedLists, currentNamespace(), copy, true, true);
+                List<V> copy = compactCopy(values);
+                if (entry != null) {
+                    entry.value = copy;
+                    entry.dirty = true;
+                } else {
+                    // Whether the store holds a list here is not known without a read: assume
+                    // it may.
+                    cacheAtCurrentKey(cachedLists, currentNamespace(), copy, true, true);
+                }
+                if (windowContents != null) {
+                    windowContents.onMergingWindowSetUpdate(values);
+                }
+                return;
             }
-            if (windowContents != null) {
-                windowContents.onMergingWindowSetUpdate(values);
-            }
-            return;
         }
         uncache(currentNamespace());
         int keyGroup = keyGroup();

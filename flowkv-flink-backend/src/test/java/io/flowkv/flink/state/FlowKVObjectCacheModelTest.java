@@ -419,8 +419,8 @@ class FlowKVObjectCacheModelTest {
 
     /**
      * A merging window set known to be empty is answered from the cache: a key's first read that
-     * finds nothing, and the set a fired session leaves empty. The emptied set still removes the
-     * stored list when written back, so a restore does not bring the fired session back.
+     * finds nothing, and the set a fired session leaves empty when the store holds none. A set the
+     * store holds is removed there when emptied, so a restore does not bring the session back.
      */
     @Test
     void shouldAnswerAnEmptyMergingWindowSetFromTheCache() throws Exception {
@@ -435,10 +435,14 @@ class FlowKVObjectCacheModelTest {
         assertThat(cached.cacheCounters().hits()).isEqualTo(1);
 
         states.lists.update(List.of(5L, 6L));
-        snapshot(backend, 1); // writes the list to the store
         states.lists.update(List.of()); // the session fired
         assertThat(states.lists.get()).isNull();
         assertThat(cached.cacheCounters().misses()).as("no store read").isEqualTo(1);
+
+        states.lists.update(List.of(7L));
+        snapshot(backend, 1); // writes the list to the store
+        states.lists.update(List.of()); // fired again: the stored list goes
+        assertThat(states.lists.get()).isNull();
         backend.setCurrentKey(4);
         states.lists.update(List.of()); // not cached: the store may hold a list
         states.lists.update(List.of(8L));
