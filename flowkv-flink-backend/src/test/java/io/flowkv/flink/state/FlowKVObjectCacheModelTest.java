@@ -11,11 +11,13 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.array.LongPrimitiveArraySerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.queryablestate.client.state.serialization.KvStateSerializer;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SharedStateRegistry;
@@ -456,6 +458,42 @@ class FlowKVObjectCacheModelTest {
             again.setNamespace(0);
             assertThat(again.lists.get()).as("key " + key + " after restore").isNull();
         }
+    }
+
+    /**
+     * Queryable state reads a cached merging window set as the list it holds, and a set known to be
+     * empty as no value, like a key the state never saw.
+     */
+    @Test
+    void shouldServeCachedMergingWindowSetsToQueryableState() throws Exception {
+        FlowKVKeyedStateBackend<Integer> backend = backend(1 << 20, true, List.of());
+        States states = new States(backend);
+        backend.setCurrentKey(1);
+        states.setNamespace(0);
+        states.lists.update(List.of(10L, 11L));
+        backend.setCurrentKey(2);
+        assertThat(states.lists.get()).isNull(); // cached as known to be empty
+        states.lists.update(List.of(20L));
+        states.lists.update(List.of()); // its session fired
+
+        assertThat(queried(states, 1)).containsExactly(10L, 11L);
+        assertThat(queried(states, 2)).isNull();
+        assertThat(queried(states, 3)).as("a key never seen").isNull();
+    }
+
+    private static List<Long> queried(States states, int key) throws Exception {
+        byte[] keyAndNamespace =
+                KvStateSerializer.serializeKeyAndNamespace(
+                        key, IntSerializer.INSTANCE, 0, IntSerializer.INSTANCE);
+        byte[] value =
+                states.lists.getSerializedValue(
+                        keyAndNamespace,
+                        IntSerializer.INSTANCE,
+                        IntSerializer.INSTANCE,
+                        new ListSerializer<>(LongSerializer.INSTANCE));
+        return value == null
+                ? null
+                : KvStateSerializer.deserializeList(value, LongSerializer.INSTANCE);
     }
 
     /** The one element of a value state's array, or null for none. */
