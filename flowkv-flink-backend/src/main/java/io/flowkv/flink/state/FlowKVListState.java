@@ -211,33 +211,30 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
         if (cachedLists != null) {
             ObjectCache.Entry<K, N, List<V>> entry =
                     cachedLists.get(backend.getCurrentKey(), currentNamespace());
-            if (values.isEmpty()) {
-                if (entry != null && !entry.stored) {
-                    // Nothing to remove from the store: the entry stays, known to be empty.
-                    entry.value = noList();
-                    entry.dirty = false;
-                    return;
-                }
-                // The store may hold a list: the entry goes unwritten, the list is removed.
-                if (entry != null) {
-                    cachedLists.remove(entry.key, entry.namespace);
-                }
-                elements.remove(keyGroup(), keyBytes(), namespaceBytes());
-                return;
-            } else {
+            if (!values.isEmpty()) {
                 List<V> copy = compactCopy(values);
                 if (entry != null) {
                     entry.value = copy;
                     entry.dirty = true;
                 } else {
-                    // Whether the store holds a list here is not known without a read: assume
-                    // it may.
+                    // Whether the store holds a list here is not known without a read: assume it
+                    // may.
                     cacheAtCurrentKey(cachedLists, currentNamespace(), copy, true, true);
                 }
                 if (windowContents != null) {
                     windowContents.onMergingWindowSetUpdate(values);
                 }
                 return;
+            }
+            if (entry != null && !entry.stored) {
+                // Nothing to remove from the store: the entry stays, known to be empty.
+                entry.value = noList();
+                entry.dirty = false;
+                return;
+            }
+            // The store may hold a list: the entry goes unwritten, the list is removed below.
+            if (entry != null) {
+                cachedLists.remove(entry.key, entry.namespace);
             }
         }
         uncache(currentNamespace());
@@ -346,12 +343,12 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     @SuppressWarnings("unchecked")
     protected byte[] serializedCachedValue(
             Object cached, TypeSerializer<List<V>> safeValueSerializer) throws IOException {
-        TypeSerializer<V> element =
-                ((ListSerializer<V>) safeValueSerializer).getElementSerializer();
-        ByteArrayOutputStream joined = new ByteArrayOutputStream();
         if (cached == NO_LIST) {
             return null;
         }
+        TypeSerializer<V> element =
+                ((ListSerializer<V>) safeValueSerializer).getElementSerializer();
+        ByteArrayOutputStream joined = new ByteArrayOutputStream();
         for (V value : (List<V>) cached) {
             if (joined.size() > 0) {
                 joined.write(DELIMITER);
