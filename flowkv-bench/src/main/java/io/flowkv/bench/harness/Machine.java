@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The facts of the machine and the invocation a result set came from, gathered when the harness
@@ -34,6 +36,7 @@ record Machine(Map<String, String> facts) {
         f.put("memory", meminfo("MemTotal"));
         f.put("disk", disk(o.runsDir()));
         f.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+        f.put("huge_pages", transparentHugePages(THP_ENABLED));
         f.put(
                 "jdk",
                 System.getProperty("java.vm.name")
@@ -85,6 +88,7 @@ record Machine(Map<String, String> facts) {
                             "memory",
                             "disk",
                             "os",
+                            "huge_pages",
                             "jdk",
                             "flink",
                             "git",
@@ -136,6 +140,27 @@ record Machine(Map<String, String> facts) {
         }
         return System.getProperty("os.arch");
     }
+
+    /** Where the kernel reports its transparent huge page mode. */
+    static final Path THP_ENABLED = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+
+    /**
+     * The kernel's transparent huge page mode ({@code always}, {@code madvise} or {@code never}):
+     * the word in brackets of {@code file} ("always [madvise] never"), or "unknown". It decides
+     * whether memory nobody advised (the Java heap without {@code -XX:+UseTransparentHugePages},
+     * native memory from malloc) gets 2 MiB pages, which changes how much address translation
+     * costs; the backends differ in how much of their memory that is.
+     */
+    static String transparentHugePages(Path file) {
+        try {
+            Matcher m = BRACKETED.matcher(Files.readString(file));
+            return m.find() ? "transparent " + m.group(1) : "unknown";
+        } catch (IOException e) {
+            return "unknown"; // not Linux, or no THP support
+        }
+    }
+
+    private static final Pattern BRACKETED = Pattern.compile("\\[(\\w+)]");
 
     private static String meminfo(String key) {
         try {

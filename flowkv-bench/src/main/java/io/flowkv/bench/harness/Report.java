@@ -121,7 +121,20 @@ final class Report {
         md.append("## Machine and command\n\n");
         md.append("| | |\n|---|---|\n");
         for (String k :
-                List.of("date", "cpu", "cores", "memory", "disk", "os", "jdk", "flink", "git")) {
+                List.of(
+                        "date",
+                        "cpu",
+                        "cores",
+                        "memory",
+                        "disk",
+                        "os",
+                        "huge_pages",
+                        "jdk",
+                        "flink",
+                        "git")) {
+            if (k.equals("huge_pages") && m.get(k).equals("unknown")) {
+                continue; // results from before the harness recorded it
+            }
             md.append("| ").append(k).append(" | ").append(esc(m.get(k))).append(" |\n");
         }
         if (!m.get("base").isEmpty()) {
