@@ -1,15 +1,20 @@
 package io.flowkv.core.memory;
 
-import net.openhft.chronicle.bytes.BytesStore;
 import net.openhft.chronicle.core.UnsafeMemory;
-import net.openhft.chronicle.core.io.SingleThreadedChecked;
 
 import java.nio.ByteBuffer;
 
 /**
  * A fixed-capacity block of native memory, reserved from a {@link MemoryBudget} for its whole life.
- * This is the only class that talks to chronicle-bytes, so the stores do not depend on its API.
- * Absolute, little-endian accessors; no allocation per call. Not thread-safe: one writer at a time.
+ * This is the only class that touches native memory (through chronicle-core's {@link
+ * UnsafeMemory}), so the stores do not depend on its API. Absolute, little-endian accessors; no
+ * allocation per call. Not thread-safe: one writer at a time.
+ *
+ * <p>The block is allocated zeroed and freed on the thread that closes it, at once. (It used to be
+ * a chronicle-bytes {@code NativeBytesStore}, which hands every release to a background thread
+ * through a locked queue and wakes that thread: on q7-session a fifth of a millisecond in every
+ * hundred of the task thread went to those wake-ups alone, for prefetched window copies and write
+ * buffer chunks that come and go all the time.)
  *
  * <p>Bounds are checked on every access (the store code above is young); the checks name {@code
  * index}, {@code length} and {@code capacity}.
@@ -25,13 +30,16 @@ public final class OffHeapBuffer implements AutoCloseable {
         }
     }
 
-    private final BytesStore<?, Void> store;
+    /** Where {@code byte[]} elements start, for copies between arrays and native memory. */
+    private static final long BYTE_ARRAY_BASE = UnsafeMemory.UNSAFE.arrayBaseOffset(byte[].class);
+
+    private final long address;
     private final MemoryBudget budget;
     private final long capacity;
     private boolean closed;
 
-    private OffHeapBuffer(BytesStore<?, Void> store, MemoryBudget budget, long capacity) {
-        this.store = store;
+    private OffHeapBuffer(long address, MemoryBudget budget, long capacity) {
+        this.address = address;
         this.budget = budget;
         this.capacity = capacity;
     }
@@ -60,13 +68,11 @@ public final class OffHeapBuffer implements AutoCloseable {
     /** Native memory for {@code capacity} bytes already reserved from {@code budget}. */
     private static OffHeapBuffer reserved(MemoryBudget budget, long capacity) {
         try {
-            BytesStore<?, Void> store = BytesStore.nativeStoreWithFixedCapacity(capacity);
             // The task thread writes; a snapshot thread may read sealed data. Access is handed
-            // over, never concurrent, so chronicle's owner-thread check would only get in the way.
-            if (store instanceof SingleThreadedChecked) {
-                ((SingleThreadedChecked) store).singleThreadedCheckDisabled(true);
-            }
-            return new OffHeapBuffer(store, budget, capacity);
+            // over, never concurrent.
+            long address = MEMORY.allocate(capacity);
+            MEMORY.setMemory(address, capacity, (byte) 0);
+            return new OffHeapBuffer(address, budget, capacity);
         } catch (RuntimeException | Error e) {
             budget.release(capacity);
             throw e;
@@ -89,42 +95,46 @@ public final class OffHeapBuffer implements AutoCloseable {
 
     public void putLong(long index, long value) {
         check(index, 8);
-        store.writeLong(index, value);
+        MEMORY.writeLong(address + index, value);
     }
 
     public long getLong(long index) {
         check(index, 8);
-        return store.readLong(index);
+        return MEMORY.readLong(address + index);
     }
 
     public void putInt(long index, int value) {
         check(index, 4);
-        store.writeInt(index, value);
+        MEMORY.writeInt(address + index, value);
     }
 
     public int getInt(long index) {
         check(index, 4);
-        return store.readInt(index);
+        return MEMORY.readInt(address + index);
     }
 
     public void putByte(long index, byte value) {
         check(index, 1);
-        store.writeByte(index, value);
+        MEMORY.writeByte(address + index, value);
     }
 
     public byte getByte(long index) {
         check(index, 1);
-        return store.readByte(index);
+        return MEMORY.readByte(address + index);
     }
 
     public void putBytes(long index, byte[] src, int offset, int length) {
+        checkArray(src, offset, length);
         check(index, length);
-        store.write(index, src, offset, length);
+        UnsafeMemory.UNSAFE.copyMemory(
+                src, BYTE_ARRAY_BASE + offset, null, address + index, length);
     }
 
     public void getBytes(long index, byte[] dst, int offset, int length) {
+        checkArray(dst, offset, length);
         check(index, length);
-        store.read(index, dst, offset, length);
+        UnsafeMemory.UNSAFE.copyMemory(
+                null, address + index, dst, BYTE_ARRAY_BASE + offset, length);
     }
 
     /** Copies {@code length} bytes at {@code index} into a staging buffer at its position. */
@@ -154,14 +164,14 @@ public final class OffHeapBuffer implements AutoCloseable {
     /** The native address of byte {@code index}, for a view of this memory. */
     long address(long index) {
         check(index, 0);
-        return store.addressForWrite(index);
+        return address + index;
     }
 
     /** Copies {@code length} bytes between two buffers (the ranges may be in the same buffer). */
     public void copyTo(long index, OffHeapBuffer dst, long dstIndex, long length) {
         check(index, length);
         dst.check(dstIndex, length);
-        MEMORY.copyMemory(store.addressForRead(index), dst.store.addressForWrite(dstIndex), length);
+        MEMORY.copyMemory(address + index, dst.address + dstIndex, length);
     }
 
     /** Compares {@code length} bytes at {@code index} with {@code other[offset..]}. */
@@ -169,12 +179,12 @@ public final class OffHeapBuffer implements AutoCloseable {
         check(index, length);
         int i = 0;
         for (; i + 8 <= length; i += 8) {
-            if (store.readLong(index + i) != littleEndianLong(other, offset + i)) {
+            if (MEMORY.readLong(address + index + i) != littleEndianLong(other, offset + i)) {
                 return false;
             }
         }
         for (; i < length; i++) {
-            if (store.readByte(index + i) != other[offset + i]) {
+            if (MEMORY.readByte(address + index + i) != other[offset + i]) {
                 return false;
             }
         }
@@ -192,6 +202,16 @@ public final class OffHeapBuffer implements AutoCloseable {
                 | (b[o + 7] & 0xFFL) << 56;
     }
 
+    /**
+     * An array range out of bounds would be a copy into or out of memory the array does not own.
+     */
+    private static void checkArray(byte[] array, int offset, int length) {
+        if (offset < 0 || length < 0 || offset > array.length - length) {
+            throw new IndexOutOfBoundsException(
+                    "offset=" + offset + " length=" + length + " array length=" + array.length);
+        }
+    }
+
     private void check(long index, long length) {
         if (closed) {
             throw new IllegalStateException("OffHeapBuffer is closed");
@@ -207,7 +227,7 @@ public final class OffHeapBuffer implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
-            store.releaseLast();
+            MEMORY.freeMemory(address, capacity);
             budget.release(capacity);
         }
     }

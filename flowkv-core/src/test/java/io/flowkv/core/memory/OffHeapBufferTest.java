@@ -43,6 +43,43 @@ class OffHeapBufferTest {
     }
 
     @Test
+    void shouldHandOutZeroedMemoryEvenWhereAFreedBlockWas() {
+        MemoryBudget budget = new MemoryBudget(1 << 20);
+        // Freed blocks of one size come back from the allocator at once: each new block must
+        // still read as zeros (stores rely on it, e.g. for empty index slots).
+        for (int round = 0; round < 50; round++) {
+            try (OffHeapBuffer buffer = OffHeapBuffer.allocate(budget, 4096, "test")) {
+                for (long i = 0; i < 4096; i += 8) {
+                    assertThat(buffer.getLong(i)).as("round %d, byte %d", round, i).isZero();
+                }
+                for (long i = 0; i < 4096; i += 8) {
+                    buffer.putLong(i, -1L);
+                }
+            }
+        }
+        assertThat(budget.used()).isZero();
+    }
+
+    @Test
+    void shouldCopyBetweenBlocks() {
+        MemoryBudget budget = new MemoryBudget(1 << 20);
+        try (OffHeapBuffer a = OffHeapBuffer.allocate(budget, 256, "a");
+                OffHeapBuffer b = OffHeapBuffer.allocate(budget, 256, "b")) {
+            for (int i = 0; i < 256; i++) {
+                a.putByte(i, (byte) i);
+            }
+            a.copyTo(16, b, 100, 64);
+            for (int i = 0; i < 64; i++) {
+                assertThat(b.getByte(100 + i)).isEqualTo((byte) (16 + i));
+            }
+            assertThat(b.getByte(99)).isZero();
+            assertThat(b.getByte(164)).isZero();
+            assertThatThrownBy(() -> a.copyTo(200, b, 0, 64))
+                    .isInstanceOf(IndexOutOfBoundsException.class);
+        }
+    }
+
+    @Test
     void shouldRefuseCopiesOutsideTheBlockOrAfterClose() {
         MemoryBudget budget = new MemoryBudget(1 << 20);
         OffHeapBuffer buffer = OffHeapBuffer.allocate(budget, 64, "test");
@@ -55,6 +92,13 @@ class OffHeapBufferTest {
         // Past the end of the array: refused too, whichever of the two checks sees it.
         assertThatThrownBy(() -> buffer.getBytes(0, bytes, 8, 16))
                 .isInstanceOfAny(IndexOutOfBoundsException.class, IllegalArgumentException.class);
+        // A range outside the array, even one the block could take, is never copied.
+        assertThatThrownBy(() -> buffer.putBytes(0, bytes, -1, 4))
+                .isInstanceOf(IndexOutOfBoundsException.class)
+                .hasMessageContaining("offset=-1 length=4 array length=16");
+        assertThatThrownBy(() -> buffer.getBytes(0, bytes, 14, 4))
+                .isInstanceOf(IndexOutOfBoundsException.class)
+                .hasMessageContaining("offset=14 length=4 array length=16");
         buffer.close();
         assertThatThrownBy(() -> buffer.putBytes(0, bytes, 0, 1))
                 .isInstanceOf(IllegalStateException.class)
