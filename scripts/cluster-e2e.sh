@@ -102,6 +102,19 @@ job_state() {
     rest "/jobs/$1" | json 'd["state"]'
 }
 
+# The state of job $1 once it reads $2, or after 30 s whatever it reads then: the REST API serves
+# a job's details from a cache refreshed every few seconds, so a job the client saw end may still
+# read RUNNING for a moment.
+settled_job_state() {
+    local state
+    for _ in $(seq 1 60); do
+        state="$(job_state "$1")"
+        [[ "$state" == "$2" ]] && break
+        sleep 0.5
+    done
+    echo "$state"
+}
+
 # Runs a query on the cluster (attached) and checks it against the embedded reference; the
 # options of `flink run` itself (before the jar) are in run_opts.
 run_opts=()
@@ -153,7 +166,7 @@ check_cluster_run() {
     [[ -n "$jid" ]] || fail "$name: no job id in $out"
     result="$(result_of "$out")"
     step "$name: $(tail -n 1 "$out")"
-    state="$(job_state "$jid")"
+    state="$(settled_job_state "$jid" FINISHED)"
     [[ "$state" == FINISHED ]] || fail "$name: job $jid is $state, not FINISHED"
     [[ "$result" == "$reference" ]] \
         || fail "$name: cluster result '$result' differs from the embedded run's '$reference'"
@@ -197,8 +210,11 @@ status="$(scripts/flink-cluster.sh status)"
 
 check_cluster_run q7 AAR 2 "$ref_q7" --query q7 --events "$events" --parallelism 2 --checkpoint-interval 1s
 check_cluster_run q11 RMW 2 "$ref_q11" --query q11 --events "$events" --parallelism 2 --checkpoint-interval 1s
-grep -q -F "Chronicle core loaded from file:$FLINK_CLUSTER_DIR/lib/flowkv-flink-" "$FLINK_CLUSTER_DIR"/log/taskmanager-*.log \
-    || fail "no TaskManager loaded FlowKV's relocated chronicle from lib/ (grep 'Chronicle core loaded' in the TaskManager logs)"
+# FlowKVStateBackend logs once per TaskManager where it and its native memory class came from.
+grep -q -F "FlowKV loaded from file:$FLINK_CLUSTER_DIR/lib/flowkv-flink-" "$FLINK_CLUSTER_DIR"/log/taskmanager-*.log \
+    || fail "no TaskManager loaded FlowKV from lib/ (grep 'FlowKV loaded from' in the TaskManager logs)"
+grep -q -F "native memory through io.flowkv.shaded.net.openhft.chronicle.core.UnsafeMemory from file:$FLINK_CLUSTER_DIR/lib/flowkv-flink-" "$FLINK_CLUSTER_DIR"/log/taskmanager-*.log \
+    || fail "no TaskManager used FlowKV's relocated chronicle from lib/ (grep 'native memory through' in the TaskManager logs)"
 step "FlowKV (relocated chronicle included) was loaded from lib/, not from the job jar"
 
 step "savepoint: q7 with 1h windows at parallelism 2, throttled to 6000 events/s (60 s of input)"
@@ -223,7 +239,8 @@ step "savepoint of job $jid: $savepoint"
 scripts/flink cancel "$jid" > "$work/cancel.out" 2>&1 || fail "scripts/flink cancel $jid failed (see $work/cancel.out)"
 wait "$client_pid" || true
 client_pid=""
-[[ "$(job_state "$jid")" == CANCELED ]] || fail "job $jid is $(job_state "$jid") after cancel, not CANCELED"
+state="$(settled_job_state "$jid" CANCELED)"
+[[ "$state" == CANCELED ]] || fail "job $jid is $state 30 s after cancel, not CANCELED"
 # The resumed job's accumulators count only its own output, so the check below needs the
 # cancelled job to have emitted nothing: one-hour windows fire only at the end of input.
 emitted="$(rest "/jobs/$jid/accumulators" \

@@ -163,8 +163,7 @@ classloader:
   parent-first-patterns:
     additional: io.flowkv.flink.;io.flowkv.core.;io.flowkv.shaded.;flowkv
 
-# Flink's JDK 17 module flags (as in the distribution's config.yaml); chronicle-bytes, inside
-# FlowKV, needs sun.nio.ch and java.lang.reflect among them.
+# Flink's JDK 17 module flags (as in the distribution's config.yaml); FlowKV needs none of its own.
 env:
   java:
     opts:

@@ -39,7 +39,7 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find pom.xml flowkv-core flowkv-bench/pom.xml f
 fi
 
 # A fixed heap for every target; the stores' own budget is --budget-mb (the same for all).
-# The --add-* flags are those chronicle-bytes needs on JDK 17 (Flink's env.java.opts.all has them).
+# The --add-* flags are Flink's for JDK 17 (its env.java.opts.all); FlowKV needs none of its own.
 exec java -Xms2g -Xmx2g -XX:+UseG1GC \
     --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
     --add-exports java.base/jdk.internal.ref=ALL-UNNAMED \

@@ -3,6 +3,7 @@ package io.flowkv.flink;
 import io.flowkv.core.aur.TriggerTimePredictor;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.memory.MemoryBudget;
+import io.flowkv.core.memory.OffHeapBuffer;
 import io.flowkv.flink.config.FlowKVSettings;
 import io.flowkv.flink.metrics.FlowKVMetrics;
 import io.flowkv.flink.restore.FlowKVIncrementalRestoreOperation;
@@ -59,6 +60,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -165,9 +167,36 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
         return true;
     }
 
+    /** Whether this class has said where it was loaded from (once per class loader). */
+    private static final AtomicBoolean ORIGIN_LOGGED = new AtomicBoolean();
+
+    /**
+     * Logs once where FlowKV's classes and the native memory class it uses were loaded from: in a
+     * cluster, the jar in {@code lib/} and chronicle relocated under {@code io.flowkv.shaded}, not
+     * a copy in the job jar.
+     */
+    private static void logOrigin() {
+        if (ORIGIN_LOGGED.compareAndSet(false, true)) {
+            Class<?> memory = OffHeapBuffer.nativeMemoryClass();
+            LOG.info(
+                    "FlowKV loaded from {}; native memory through {} from {}",
+                    codeSource(FlowKVStateBackend.class),
+                    memory.getName(),
+                    codeSource(memory));
+        }
+    }
+
+    private static String codeSource(Class<?> type) {
+        java.security.CodeSource source = type.getProtectionDomain().getCodeSource();
+        return source == null || source.getLocation() == null
+                ? "an unknown location"
+                : source.getLocation().toString();
+    }
+
     @Override
     public <K> AbstractKeyedStateBackend<K> createKeyedStateBackend(
             KeyedStateBackendParameters<K> parameters) throws IOException {
+        logOrigin();
         Environment env = parameters.getEnv();
         String operatorIdentifier = parameters.getOperatorIdentifier();
         OpaqueMemoryResource<ManagedBudget> managed = null;

@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  */
 final class ChildRun {
 
-    /** The JVM flags scripts/nexmark.sh runs NexmarkRunner with (Flink's and chronicle's). */
+    /** The JVM flags scripts/nexmark.sh runs NexmarkRunner with (Flink's). */
     static final List<String> JVM_FLAGS =
             List.of(
                     "-XX:+UseG1GC",

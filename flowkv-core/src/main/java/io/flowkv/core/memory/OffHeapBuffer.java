@@ -44,6 +44,15 @@ public final class OffHeapBuffer implements AutoCloseable {
         this.capacity = capacity;
     }
 
+    /**
+     * The class that allocates, reads and frees the memory (the shaded jar relocates it under
+     * {@code io.flowkv.shaded}): for the log line that tells operators which copy a TaskManager
+     * runs.
+     */
+    public static Class<?> nativeMemoryClass() {
+        return MEMORY.getClass();
+    }
+
     /** Allocates {@code capacity} bytes, or returns null if the budget cannot give them. */
     public static OffHeapBuffer tryAllocate(MemoryBudget budget, long capacity) {
         checkCapacity(capacity);

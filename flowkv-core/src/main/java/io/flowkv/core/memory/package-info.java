@@ -6,7 +6,7 @@
  *   MemoryBudget (capacity, used)
  *      ^ reserve / release
  *      |
- *   OffHeapArena --chunks--> OffHeapBuffer (native, chronicle-bytes) ...
+ *   OffHeapArena --chunks--> OffHeapBuffer (native: allocated, zeroed and freed directly) ...
  *   OffHeapLongArray (growable work lists)  --> OffHeapBuffer
  *   IoBuffer (staging for file I/O, a direct ByteBuffer view) --> OffHeapBuffer
  * </pre>
