@@ -17,6 +17,7 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * The facts of the machine and the invocation a result set came from, gathered when the harness
@@ -26,6 +27,36 @@ import java.util.regex.Pattern;
 record Machine(Map<String, String> facts) {
 
     static final String FILE = "machine.properties";
+
+    /** The facts a report shows in its machine table, in this order. */
+    static final List<String> TABLE_FACTS =
+            List.of(
+                    "date",
+                    "cpu",
+                    "cores",
+                    "memory",
+                    "disk",
+                    "os",
+                    "huge_pages",
+                    "jdk",
+                    "flink",
+                    "git");
+
+    /** Every fact {@link #collect} gathers: the table's, then the invocation's. */
+    private static final List<String> ALL_FACTS =
+            Stream.concat(
+                            TABLE_FACTS.stream(),
+                            Stream.of(
+                                    "command",
+                                    "base",
+                                    "memory_split",
+                                    "note",
+                                    "scale",
+                                    "reps",
+                                    "jfr",
+                                    "checkpoint_interval",
+                                    "page_cache"))
+                    .toList();
 
     static Machine collect(BenchOptions o, MemoryBudget budget) {
         Map<String, String> f = new LinkedHashMap<>();
@@ -79,27 +110,7 @@ record Machine(Map<String, String> facts) {
             try (InputStream in = Files.newInputStream(file)) {
                 p.load(in);
             }
-            for (String k :
-                    List.of(
-                            "date",
-                            "command",
-                            "cpu",
-                            "cores",
-                            "memory",
-                            "disk",
-                            "os",
-                            "huge_pages",
-                            "jdk",
-                            "flink",
-                            "git",
-                            "base",
-                            "memory_split",
-                            "note",
-                            "scale",
-                            "reps",
-                            "jfr",
-                            "checkpoint_interval",
-                            "page_cache")) {
+            for (String k : ALL_FACTS) {
                 f.put(k, p.getProperty(k, defaultFact(k)));
             }
         }

@@ -120,18 +120,7 @@ final class Report {
 
         md.append("## Machine and command\n\n");
         md.append("| | |\n|---|---|\n");
-        for (String k :
-                List.of(
-                        "date",
-                        "cpu",
-                        "cores",
-                        "memory",
-                        "disk",
-                        "os",
-                        "huge_pages",
-                        "jdk",
-                        "flink",
-                        "git")) {
+        for (String k : Machine.TABLE_FACTS) {
             if (k.equals("huge_pages") && m.get(k).equals("unknown")) {
                 continue; // results from before the harness recorded it
             }
