@@ -75,32 +75,49 @@ record RunSpec(
      * AUR store from the start; {@code flowkv-nopreflush} flushes store instances at checkpoints
      * only, the A/B of desynchronised flushes; {@code flowkv-nocache} turns the object cache off,
      * {@code flowkv-bigcache} gives it 200 MiB (a quarter of the large runs' heap, against the
-     * default sixteenth); {@code flowkv-fetchfirst} fetches every restored file before the subtask
-     * starts (restore-in-background off). {@value #BASE} is FlowKV at its defaults from another
-     * build (scripts/bench.sh {@code --base-rev}): the A/B of two commits.
+     * default sixteenth); {@code flowkv-onheap} does that and keeps every timer on the heap, which
+     * gives FlowKV about the heap HashMap's state takes where that state fits the heap; {@code
+     * flowkv-fetchfirst} fetches every restored file before the subtask starts
+     * (restore-in-background off). {@value #BASE} is FlowKV at its defaults from another build
+     * (scripts/bench.sh {@code --base-rev}): the A/B of two commits.
      */
     static final Map<String, Map<String, String>> VARIANTS =
-            Map.of(
-                    "flowkv-aur",
-                    Map.of("state.backend.flowkv.pattern-override", "custom:AUR"),
-                    "flowkv-nopreflush",
-                    Map.of("state.backend.flowkv.pre-flushes-per-checkpoint", "0"),
-                    "flowkv-storedtimers",
-                    Map.of("state.backend.flowkv.timer-service", "FLOWKV"),
-                    "flowkv-heaptimers",
-                    Map.of("state.backend.flowkv.timer-service", "HEAP"),
-                    "flowkv-nocache",
-                    Map.of("state.backend.flowkv.object-cache.size", "0"),
-                    "flowkv-bigcache",
-                    Map.of("state.backend.flowkv.object-cache.size", "200m"),
-                    "flowkv-fetchfirst",
-                    Map.of("state.backend.flowkv.restore-in-background", "false"),
-                    BASE,
-                    Map.of(),
-                    "rocksdb-heaptimers",
-                    Map.of("state.backend.rocksdb.timer-service.factory", "HEAP"),
-                    "forst-heaptimers",
-                    Map.of("state.backend.forst.timer-service.factory", "HEAP"));
+            Map.ofEntries(
+                    Map.entry(
+                            "flowkv-aur",
+                            Map.of("state.backend.flowkv.pattern-override", "custom:AUR")),
+                    Map.entry(
+                            "flowkv-nopreflush",
+                            Map.of("state.backend.flowkv.pre-flushes-per-checkpoint", "0")),
+                    Map.entry(
+                            "flowkv-storedtimers",
+                            Map.of("state.backend.flowkv.timer-service", "FLOWKV")),
+                    Map.entry(
+                            "flowkv-heaptimers",
+                            Map.of("state.backend.flowkv.timer-service", "HEAP")),
+                    Map.entry(
+                            "flowkv-nocache",
+                            Map.of("state.backend.flowkv.object-cache.size", "0")),
+                    Map.entry(
+                            "flowkv-bigcache",
+                            Map.of("state.backend.flowkv.object-cache.size", "200m")),
+                    Map.entry(
+                            "flowkv-onheap",
+                            Map.of(
+                                    "state.backend.flowkv.object-cache.size",
+                                    "200m",
+                                    "state.backend.flowkv.timer-service",
+                                    "HEAP")),
+                    Map.entry(
+                            "flowkv-fetchfirst",
+                            Map.of("state.backend.flowkv.restore-in-background", "false")),
+                    Map.entry(BASE, Map.of()),
+                    Map.entry(
+                            "rocksdb-heaptimers",
+                            Map.of("state.backend.rocksdb.timer-service.factory", "HEAP")),
+                    Map.entry(
+                            "forst-heaptimers",
+                            Map.of("state.backend.forst.timer-service.factory", "HEAP")));
 
     /** Whether {@code name} is a backend or a variant of one. */
     static boolean knownBackend(String name) {

@@ -55,7 +55,11 @@ class ChildRunTest {
                 new ChildRun.Env(
                         "java", "cp", "", b, Path.of("/tmp/runs"), true, false, 60, 600, 0);
         for (String variant :
-                List.of("flowkv-storedtimers", "flowkv-heaptimers", "rocksdb-heaptimers")) {
+                List.of(
+                        "flowkv-storedtimers",
+                        "flowkv-heaptimers",
+                        "flowkv-onheap",
+                        "rocksdb-heaptimers")) {
             RunSpec spec =
                     new RunSpec(
                             "throughput",
@@ -69,9 +73,9 @@ class ChildRunTest {
             List<String> cmd = ChildRun.command(spec, env, Path.of("/tmp/runs/x"));
             String engine = variant.substring(0, variant.indexOf('-'));
             assertThat(cmd.get(cmd.indexOf("--backend") + 1)).isEqualTo(engine);
-            Map.Entry<String, String> option =
-                    RunSpec.VARIANTS.get(variant).entrySet().iterator().next();
-            assertThat(cmd).contains(option.getKey() + "=" + option.getValue());
+            for (Map.Entry<String, String> option : RunSpec.VARIANTS.get(variant).entrySet()) {
+                assertThat(cmd).contains(option.getKey() + "=" + option.getValue());
+            }
             assertThat(spec.dirName()).contains(variant);
         }
     }
