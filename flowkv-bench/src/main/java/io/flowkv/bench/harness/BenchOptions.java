@@ -94,7 +94,8 @@ record BenchOptions(
                             + " object-cache.size 0),",
                     "                          flowkv-bigcache (object-cache.size 200m),",
                     "                          flowkv-onheap (object-cache.size 200m and"
-                            + " timer-service HEAP: the heap HashMap's state takes),",
+                            + " timer-service.heap-limit 1000000000: the heap HashMap's state"
+                            + " takes),",
                     "                          flowkv-fetchfirst (restore-in-background false:"
                             + " restored files fetched before the subtask starts),",
                     "                          flowkv-base (FlowKV as built at --base-rev)",

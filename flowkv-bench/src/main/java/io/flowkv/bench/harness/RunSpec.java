@@ -75,11 +75,11 @@ record RunSpec(
      * AUR store from the start; {@code flowkv-nopreflush} flushes store instances at checkpoints
      * only, the A/B of desynchronised flushes; {@code flowkv-nocache} turns the object cache off,
      * {@code flowkv-bigcache} gives it 200 MiB (a quarter of the large runs' heap, against the
-     * default sixteenth); {@code flowkv-onheap} does that and keeps every timer on the heap, which
-     * gives FlowKV about the heap HashMap's state takes where that state fits the heap; {@code
-     * flowkv-fetchfirst} fetches every restored file before the subtask starts
-     * (restore-in-background off). {@value #BASE} is FlowKV at its defaults from another build
-     * (scripts/bench.sh {@code --base-rev}): the A/B of two commits.
+     * default sixteenth); {@code flowkv-onheap} does that and keeps every timer on FlowKV's heap
+     * queue (a heap limit of a billion timers), which gives FlowKV about the heap HashMap's state
+     * takes where that state fits the heap; {@code flowkv-fetchfirst} fetches every restored file
+     * before the subtask starts (restore-in-background off). {@value #BASE} is FlowKV at its
+     * defaults from another build (scripts/bench.sh {@code --base-rev}): the A/B of two commits.
      */
     static final Map<String, Map<String, String>> VARIANTS =
             Map.ofEntries(
@@ -106,8 +106,8 @@ record RunSpec(
                             Map.of(
                                     "state.backend.flowkv.object-cache.size",
                                     "200m",
-                                    "state.backend.flowkv.timer-service",
-                                    "HEAP")),
+                                    "state.backend.flowkv.timer-service.heap-limit",
+                                    "1000000000")),
                     Map.entry(
                             "flowkv-fetchfirst",
                             Map.of("state.backend.flowkv.restore-in-background", "false")),
