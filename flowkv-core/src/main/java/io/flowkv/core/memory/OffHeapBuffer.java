@@ -12,9 +12,9 @@ import java.nio.ByteBuffer;
  *
  * <p>The block is allocated zeroed and freed on the thread that closes it, at once. (It used to be
  * a chronicle-bytes {@code NativeBytesStore}, which hands every release to a background thread
- * through a locked queue and wakes that thread: on q7-session a fifth of a millisecond in every
- * hundred of the task thread went to those wake-ups alone, for prefetched window copies and write
- * buffer chunks that come and go all the time.)
+ * through a locked queue and wakes that thread: on q7-session 2% of the task thread went to those
+ * wake-ups alone, for prefetched window copies and write buffer chunks that come and go all the
+ * time.)
  *
  * <p>Bounds are checked on every access (the store code above is young); the checks name {@code
  * index}, {@code length} and {@code capacity}.
