@@ -11,6 +11,8 @@ import org.junit.jupiter.api.Test;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.lang.ref.Reference;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,27 +27,52 @@ class TimerHeapFootprintTest {
     private static final int TIMERS = 1_000_000;
     private static final int KEY_GROUPS = 128;
 
+    /**
+     * Up to this many measurements: in the shared surefire JVM, objects of earlier tests (a thread
+     * ending, a cache let go) may be released between the two heap readings of one measurement and
+     * inflate it, as one CI run saw (252 bytes per timer where every other run measured 111).
+     */
+    private static final int ATTEMPTS = 3;
+
     @Test
     void aTimerCostsNoMoreHeapThanTheLimitAssumes() {
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        List<Double> measured = new ArrayList<>();
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            double perTimer = measure(memory);
+            measured.add(perTimer);
+            System.out.printf(
+                    "heap per timer: %.1f bytes (estimate %d)%n",
+                    perTimer, FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE);
+            // A timer object alone is 32 bytes with its key and window objects beside it: a
+            // figure below 64 says the measurement did not see the queue.
+            if (perTimer > 64 && perTimer <= FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE) {
+                return;
+            }
+        }
+        // A timer that really costs more than the estimate fails every attempt.
+        assertThat(measured)
+                .as("bytes per timer, one figure per attempt")
+                .anySatisfy(
+                        perTimer ->
+                                assertThat(perTimer)
+                                        .isGreaterThan(64)
+                                        .isLessThanOrEqualTo(
+                                                FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE));
+    }
+
+    /** Heap bytes per timer of one filled queue. */
+    private static double measure(MemoryMXBean memory) {
         KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, TimeWindow>> queue = filledQueue();
         int timers = queue.size();
+        assertThat(timers).isGreaterThan(TIMERS * 9 / 10);
         // The heap with the queue and right after dropping it: measured back to back, so what
-        // earlier tests in this JVM still hold or release does not fall between the two.
+        // earlier tests in this JVM still hold or release mostly does not fall between the two.
         long withQueue = usedAfterGc(memory);
         Reference.reachabilityFence(queue);
         queue = null;
         long withoutQueue = usedAfterGc(memory);
-        double perTimer = (double) (withQueue - withoutQueue) / timers;
-        System.out.printf(
-                "heap per timer: %.1f bytes (%d timers, estimate %d)%n",
-                perTimer, timers, FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE);
-        assertThat(timers).isGreaterThan(TIMERS * 9 / 10);
-        // A timer object alone is 32 bytes with its key and window objects beside it: a figure
-        // below that says the measurement did not see the queue.
-        assertThat(perTimer)
-                .isGreaterThan(64)
-                .isLessThanOrEqualTo(FlowKVOptions.TIMER_HEAP_BYTES_ESTIMATE);
+        return (double) (withQueue - withoutQueue) / timers;
     }
 
     private static KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, TimeWindow>>
