@@ -232,9 +232,10 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
                 entry.dirty = false;
                 return;
             }
-            // The store may hold a list: the entry goes unwritten, the list is removed below.
             if (entry != null) {
-                cachedLists.remove(entry.key, entry.namespace);
+                // The store may hold a list: it is removed below, and uncache drops the entry
+                // without writing its old list first.
+                entry.dirty = false;
             }
         }
         uncache(currentNamespace());
