@@ -29,6 +29,16 @@ final class AarPartition {
     /** Records on the chain, whatever their type (a read of a buffered key scans them all). */
     int chainRecords;
 
+    /**
+     * Chains of this partition that a flush in the background still has to write (see {@code
+     * AarStore}); their records are part of the partition's content, between the segments and the
+     * chain.
+     */
+    int chainsInFlight;
+
+    /** Log bytes of the live appends in those chains. */
+    long inFlightAppendBytes;
+
     /** The chain indexed by key while its window fires; null otherwise. */
     ChainIndex chainIndex;
 
@@ -119,8 +129,12 @@ final class AarPartition {
         fileDeadBytes = 0;
     }
 
-    /** Nothing live here: no segment holds a live value and no buffered append is live. */
+    /**
+     * Nothing live here: no segment holds a live value and no buffered append is live. A partition
+     * with a chain in flight is not empty (its segments may be changing on the flushing thread, so
+     * they are not looked at then).
+     */
     boolean isEmpty() {
-        return segments == 0 && bufferedAppends == 0;
+        return chainsInFlight == 0 && bufferedAppends == 0 && segments == 0;
     }
 }

@@ -21,6 +21,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static io.flowkv.core.log.IoFailures.chain;
@@ -43,6 +48,13 @@ import static io.flowkv.core.log.IoFailures.chain;
  * if the key has flushed values, a REMOVE record is logged after them. When no key of a partition
  * is left its files are deleted, and when no partition of a window holds anything the window is
  * gone. There is no compaction: space comes back by deleting files whole.
+ *
+ * <p>When the write buffer fills, its chains are written on a thread of the store's own while
+ * appends go on into a second arena ({@link AarStoreOptions#backgroundFlush}): the appending thread
+ * does not wait for the disk. Every other operation first settles that flush (waits for it and
+ * moves what it wrote from "buffered" to "in the segments"), so reads, removes and seals see the
+ * store as if the flush had run on the calling thread. While it runs, only the flushing thread
+ * touches segments and writers, and the calling thread only appends to the write buffer.
  *
  * <p>Single writer thread; no locks.
  */
@@ -68,6 +80,19 @@ public final class AarStore implements ListStore {
     private final PartitionScanner scanner;
     private final int frameTarget;
     private long flushLimit;
+
+    /**
+     * The chains the last flush in the background took, in flush order, while they are not all
+     * written and settled: empty when none is running or owed ({@link #settle}).
+     */
+    private List<FlushingChain> flushing = new ArrayList<>();
+
+    /** That flush's task while it runs on {@link #flusher}; null otherwise. */
+    private Future<?> flushTask;
+
+    /** The flushing thread, made at the first flush in the background. */
+    private ThreadPoolExecutor flusher;
+
     private long manifestSequence;
     private Path ownManifest;
     private boolean closed;
@@ -113,7 +138,7 @@ public final class AarStore implements ListStore {
 
                             @Override
                             public long writeBufferHeadroom() {
-                                return Math.max(0, flushLimit - buffer.reservedBytes());
+                                return Math.max(0, flushLimit - buffer.currentReservedBytes());
                             }
                         });
         this.scanner =
@@ -212,7 +237,7 @@ public final class AarStore implements ListStore {
         }
         // Flush before touching anything: if the flush fails, this append did not happen.
         if (buffer.usedBytes() >= flushLimit) {
-            flush();
+            flushFull();
         }
         AarWindow w = windowFor(window);
         long hash = Hashing.hash64(key);
@@ -260,6 +285,7 @@ public final class AarStore implements ListStore {
         checkOpen();
         Checks.checkNotNull("key", key);
         Checks.checkNotNull("consumer", consumer);
+        settle();
         AarWindow w = windows.find(Checks.checkNotNull("window", window));
         if (w == null) {
             return false;
@@ -299,6 +325,7 @@ public final class AarStore implements ListStore {
     public void remove(byte[] key, byte[] window) throws IOException {
         checkOpen();
         Checks.checkNotNull("key", key);
+        settle();
         AarWindow w = windows.find(Checks.checkNotNull("window", window));
         if (w == null) {
             return;
@@ -372,7 +399,7 @@ public final class AarStore implements ListStore {
         long sum = 0;
         for (AarWindow w : windows.windows()) {
             for (AarPartition p : w.present()) {
-                sum += p.fileLiveBytes + p.bufferedAppendBytes;
+                sum += p.fileLiveBytes + p.inFlightAppendBytes + p.bufferedAppendBytes;
             }
         }
         return sum;
@@ -388,6 +415,7 @@ public final class AarStore implements ListStore {
     /** Deletes the whole window: its files and buffered records. */
     public void removeWindow(byte[] window) throws IOException {
         checkOpen();
+        settle();
         AarWindow w = windows.find(Checks.checkNotNull("window", window));
         if (w != null) {
             dropWindow(w);
@@ -427,6 +455,7 @@ public final class AarStore implements ListStore {
     @Override
     public void flush() throws IOException {
         checkOpen();
+        settle();
         if (buffer.usedBytes() == 0) {
             return;
         }
@@ -446,6 +475,160 @@ public final class AarStore implements ListStore {
                 stats.addFlushed(written);
             }
         }
+    }
+
+    /**
+     * The write buffer is full: its chains go to the flushing thread and appends go on into the
+     * other arena. The previous flush in the background is settled first; if it failed (and fails
+     * again), that is thrown and nothing of the current buffer has moved.
+     */
+    private void flushFull() throws IOException {
+        settle();
+        if (!options.backgroundFlush()) {
+            flush();
+            return;
+        }
+        List<FlushingChain> chains = new ArrayList<>();
+        for (AarWindow w : windows.windows()) {
+            for (AarPartition p : w.present()) {
+                if (p.hasChain()) {
+                    FlushingChain c = new FlushingChain(p);
+                    buffer.dropIndex(p);
+                    p.detachChain();
+                    if (c.hasRecords()) {
+                        p.chainsInFlight++;
+                        p.inFlightAppendBytes += c.appendBytes;
+                        chains.add(c);
+                    }
+                }
+            }
+        }
+        flushLimit = jitter.scale(options.writeBufferBytes());
+        if (chains.isEmpty()) {
+            buffer.reset();
+            return;
+        }
+        buffer.detachGeneration();
+        flushing = chains;
+        flushTask = flusher().submit(() -> writeFlushing(chains));
+    }
+
+    /**
+     * Writes the chains not written yet; on the flushing thread, or in a settle after a failure.
+     */
+    private Void writeFlushing(List<FlushingChain> chains) throws IOException {
+        for (FlushingChain c : chains) {
+            if (!c.done) {
+                c.written = files.appendFlushingChain(c, buffer, frameTarget);
+                c.done = true;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Waits for the flush in the background, if one runs, and moves what it wrote from "buffered"
+     * to "in the segments". If it failed, the chains it did not write stay owed, still readable in
+     * their arena, and the failure is thrown; the next settle writes them first, on the calling
+     * thread, so that nothing reaches a segment ahead of them.
+     */
+    private void settle() throws IOException {
+        if (flushing.isEmpty()) {
+            return;
+        }
+        Throwable failure;
+        if (flushTask != null) {
+            failure = awaitFlushTask();
+        } else {
+            try {
+                writeFlushing(flushing);
+                failure = null;
+            } catch (IOException | RuntimeException e) {
+                failure = e;
+            }
+        }
+        long written = 0;
+        List<FlushingChain> owed = new ArrayList<>();
+        for (FlushingChain c : flushing) {
+            if (!c.done) {
+                owed.add(c);
+                continue;
+            }
+            AarPartition p = c.partition;
+            p.chainsInFlight--;
+            p.inFlightAppendBytes -= c.appendBytes;
+            p.fileLiveBytes += c.appendBytes;
+            p.fileDeadBytes += c.removeBytes;
+            stats.addDeadBytes(c.removeBytes);
+            written += c.written;
+        }
+        if (written > 0) {
+            stats.addFlushed(written);
+        }
+        flushing = owed;
+        if (owed.isEmpty()) {
+            buffer.releaseGeneration();
+        }
+        if (failure instanceof IOException) {
+            throw new IOException(
+                    "Could not write the AAR write buffer to the segments in "
+                            + options.directory()
+                            + "; its "
+                            + owed.size()
+                            + " unwritten chains stay buffered and are written before anything else",
+                    failure);
+        }
+        if (failure instanceof RuntimeException) {
+            throw (RuntimeException) failure;
+        }
+        if (failure instanceof Error) {
+            throw (Error) failure;
+        }
+    }
+
+    /** Waits for {@link #flushTask} to end; returns what it threw, or null. */
+    private Throwable awaitFlushTask() {
+        Future<?> task = flushTask;
+        flushTask = null;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    task.get();
+                    return null;
+                } catch (InterruptedException e) {
+                    // A flush writes for milliseconds, and its chains must be settled before this
+                    // thread may touch a segment again: wait it out and keep the interrupt.
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    return e.getCause();
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** One thread, started on demand and ended after a minute without work. */
+    private ThreadPoolExecutor flusher() {
+        if (flusher == null) {
+            String name = "flowkv-aar-flush " + options.directory().getFileName();
+            flusher =
+                    new ThreadPoolExecutor(
+                            0,
+                            1,
+                            60,
+                            TimeUnit.SECONDS,
+                            new LinkedBlockingQueue<>(),
+                            r -> {
+                                Thread t = new Thread(r, name);
+                                t.setDaemon(true);
+                                return t;
+                            });
+        }
+        return flusher;
     }
 
     /** Flushes one partition's chain (its records stay in the arena as garbage until a reset). */
@@ -468,6 +651,10 @@ public final class AarStore implements ListStore {
 
     /** Frees memory for an allocation that the budget refused: flush, then evict loaded data. */
     private boolean relieve(AarPartition keep) throws IOException {
+        if (!flushing.isEmpty()) {
+            settle();
+            return true;
+        }
         if (buffer.usedBytes() > 0) {
             flush();
             return true;
@@ -480,6 +667,7 @@ public final class AarStore implements ListStore {
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
         Checks.checkNotNull("visitor", visitor);
+        settle();
         for (AarWindow w : windows.windows()) {
             for (AarPartition p : w.present()) {
                 if (p.hasSegments()) {
@@ -570,6 +758,14 @@ public final class AarStore implements ListStore {
             return;
         }
         closed = true;
+        if (flushTask != null) {
+            // What it did not write dies with the store, as anything else not sealed does.
+            awaitFlushTask();
+        }
+        flushing = new ArrayList<>();
+        if (flusher != null) {
+            flusher.shutdown();
+        }
         IOException failure = null;
         for (AarWindow w : windows.windows()) {
             for (AarPartition p : w.present()) {

@@ -22,6 +22,7 @@ public final class AarStoreOptions extends StoreOptions {
     private final int ioBufferBytes;
     private final KeyPartitioner partitioner;
     private final boolean verifyOnRestore;
+    private final boolean backgroundFlush;
 
     private AarStoreOptions(Builder b) {
         super(b);
@@ -29,6 +30,7 @@ public final class AarStoreOptions extends StoreOptions {
         this.ioBufferBytes = b.ioBufferBytes;
         this.partitioner = b.partitioner;
         this.verifyOnRestore = b.verifyOnRestore;
+        this.backgroundFlush = b.backgroundFlush;
     }
 
     public static Builder builder(Path directory) {
@@ -60,12 +62,22 @@ public final class AarStoreOptions extends StoreOptions {
         return verifyOnRestore;
     }
 
+    /**
+     * Whether a full write buffer is written to the segments on a thread of the store's own while
+     * appends go on (the default), instead of on the appending thread. Explicit flushes, seals and
+     * reads wait for it either way.
+     */
+    public boolean backgroundFlush() {
+        return backgroundFlush;
+    }
+
     /** Builder with the defaults of the paper's evaluation where they apply (2 partitions). */
     public static final class Builder extends StoreOptions.Builder<Builder, AarStoreOptions> {
         private int partitions = DEFAULT_PARTITIONS;
         private int ioBufferBytes = DEFAULT_IO_BUFFER_BYTES;
         private KeyPartitioner partitioner = KeyPartitioner.BY_HASH;
         private boolean verifyOnRestore = true;
+        private boolean backgroundFlush = true;
 
         private Builder(Path directory) {
             super(directory, DEFAULT_WRITE_BUFFER_BYTES, 1);
@@ -90,6 +102,11 @@ public final class AarStoreOptions extends StoreOptions {
 
         public Builder verifyOnRestore(boolean verify) {
             this.verifyOnRestore = verify;
+            return this;
+        }
+
+        public Builder backgroundFlush(boolean inBackground) {
+            this.backgroundFlush = inBackground;
             return this;
         }
 

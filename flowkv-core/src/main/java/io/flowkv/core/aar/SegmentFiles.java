@@ -24,6 +24,10 @@ import static io.flowkv.core.log.IoFailures.deleteQuietly;
  * before another one is used, so the buffer is empty between calls. That keeps the I/O memory of a
  * store at one buffer however many (window, partition) files are open.
  *
+ * <p>Only one thread at a time uses this class and the partitions' writers and segment lists: the
+ * store's task thread, or its flushing thread while a flush runs in the background (the task thread
+ * then only appends to the write buffer; see {@code AarStore}).
+ *
  * <p>At most {@link #MAX_OPEN_WRITERS} segments are open for appending: windows that fire per key
  * at different times (a custom assigner, say) can have tens of thousands of partitions holding data
  * at once, and a file descriptor each would exhaust the process's limit. Opening one more seals the
@@ -75,6 +79,26 @@ final class SegmentFiles {
         if (p.bufferedAppends == 0 && p.bufferedRemoveBytes == 0) {
             return 0;
         }
+        return append(p, writer -> buffer.writeChain(p, writer, frameTarget));
+    }
+
+    /** {@link #appendChain} for a chain that a flush in the background took with it. */
+    long appendFlushingChain(FlushingChain c, WriteBuffer buffer, int frameTarget)
+            throws IOException {
+        if (!c.hasRecords()) {
+            return 0;
+        }
+        return append(
+                c.partition, writer -> buffer.writeFlushingChain(c.head, writer, frameTarget));
+    }
+
+    /** Writes records to a log; returns the bytes written. */
+    @FunctionalInterface
+    private interface ChainWrite {
+        long to(LogWriter writer) throws IOException;
+    }
+
+    private long append(AarPartition p, ChainWrite write) throws IOException {
         if (p.writer == null) {
             sealLeastRecentWriterIfFull();
             openSegment(p);
@@ -83,7 +107,7 @@ final class SegmentFiles {
         LogWriter writer = p.writer;
         long goodSize = writer.size();
         try {
-            long written = buffer.writeChain(p, writer, frameTarget);
+            long written = write.to(writer);
             writer.flush();
             p.setLastLength(writer.size());
             return written;

@@ -21,10 +21,15 @@ import static io.flowkv.core.aar.AarRecordDescriptor.TYPE_OFFSET;
 import static io.flowkv.core.aar.AarRecordDescriptor.VALUE_LENGTH_OFFSET;
 
 /**
- * Buffered records in one off-heap arena, chained per (window, partition) in append order (layout
- * in {@link AarRecordDescriptor}). The arena is a bump allocator: a killed record or a detached
- * chain stays in it as garbage until the next full flush resets it, which is cheap because AAR
- * removes are rare between flushes (a window is cleared after it fired, usually on disk by then).
+ * Buffered records in an off-heap arena, chained per (window, partition) in append order (layout in
+ * {@link AarRecordDescriptor}). The arena is a bump allocator: a killed record or a detached chain
+ * stays in it as garbage until the next full flush resets it, which is cheap because AAR removes
+ * are rare between flushes (a window is cleared after it fired, usually on disk by then).
+ *
+ * <p>There are two arenas. Appends go to the current one; a flush in the background ({@link
+ * #detachGeneration}) takes the current one's chains with it and writes them from the other arena
+ * while appends fill a fresh current one. Every method but {@link #writeFlushingChain} works on the
+ * current arena.
  */
 final class WriteBuffer implements AutoCloseable {
     private static final int T = LOG_RECORD_OFFSET + TYPE_OFFSET;
@@ -33,7 +38,14 @@ final class WriteBuffer implements AutoCloseable {
     private static final int KEY = LOG_RECORD_OFFSET + LOG_HEADER_LENGTH;
 
     private final MemoryBudget budget;
-    private final OffHeapArena arena;
+
+    /** Where appends go. */
+    private OffHeapArena arena;
+
+    /** The chains a flush in the background writes, or (between flushes) the spare arena. */
+    private OffHeapArena flushing;
+
+    private boolean generationInFlight;
     private final ChainIndex.Records records =
             new ChainIndex.Records() {
                 @Override
@@ -57,6 +69,7 @@ final class WriteBuffer implements AutoCloseable {
     WriteBuffer(MemoryBudget budget, int chunkSize) {
         this.budget = budget;
         this.arena = new OffHeapArena(budget, chunkSize);
+        this.flushing = new OffHeapArena(budget, chunkSize);
     }
 
     /**
@@ -252,13 +265,29 @@ final class WriteBuffer implements AutoCloseable {
      * larger record gets a frame of its own). Returns the bytes written, frame headers included.
      */
     long writeChain(AarPartition p, LogWriter writer, int frameTarget) throws IOException {
+        return writeChain(arena, p.chainHead, writer, frameTarget);
+    }
+
+    /**
+     * {@link #writeChain} for a chain of the generation a flush took with it ({@link
+     * #detachGeneration}); safe on another thread while appends go on in the current arena.
+     */
+    long writeFlushingChain(long head, LogWriter writer, int frameTarget) throws IOException {
+        if (!generationInFlight) {
+            throw new IllegalStateException("no generation is being flushed");
+        }
+        return writeChain(flushing, head, writer, frameTarget);
+    }
+
+    private static long writeChain(OffHeapArena from, long head, LogWriter writer, int frameTarget)
+            throws IOException {
         long start = writer.size();
         int inFrame = -1;
-        for (long r = p.chainHead; r != NO_RECORD; r = arena.getLong(r, NEXT_OFFSET)) {
-            if (arena.getByte(r, T) == DEAD) {
+        for (long r = head; r != NO_RECORD; r = from.getLong(r, NEXT_OFFSET)) {
+            if (from.getByte(r, T) == DEAD) {
                 continue;
             }
-            int length = logLength(r);
+            int length = LOG_HEADER_LENGTH + from.getInt(r, KL) + from.getInt(r, VL);
             if (inFrame >= 0 && inFrame + length > frameTarget) {
                 writer.endFrame();
                 inFrame = -1;
@@ -268,13 +297,36 @@ final class WriteBuffer implements AutoCloseable {
                 inFrame = 0;
             }
             writer.putBytes(
-                    arena.chunk(r), (long) OffHeapArena.offset(r) + LOG_RECORD_OFFSET, length);
+                    from.chunk(r), (long) OffHeapArena.offset(r) + LOG_RECORD_OFFSET, length);
             inFrame += length;
         }
         if (inFrame >= 0) {
             writer.endFrame();
         }
         return writer.size() - start;
+    }
+
+    /**
+     * Hands every record appended so far to a flush: they stay readable by {@link
+     * #writeFlushingChain} until {@link #releaseGeneration}, and appends start a new arena. The
+     * caller detached every chain first.
+     */
+    void detachGeneration() {
+        if (generationInFlight) {
+            throw new IllegalStateException("a generation is already being flushed");
+        }
+        OffHeapArena taken = arena;
+        arena = flushing;
+        flushing = taken;
+        generationInFlight = true;
+    }
+
+    /** The detached generation is written: its memory goes back (one chunk is kept for reuse). */
+    void releaseGeneration() {
+        if (generationInFlight) {
+            flushing.reset();
+            generationInFlight = false;
+        }
     }
 
     /** Visits the partition's live buffered values (a snapshot path: allocates keys). */
@@ -291,11 +343,18 @@ final class WriteBuffer implements AutoCloseable {
         }
     }
 
+    /** Bytes appended to the current arena since it was last reset. */
     long usedBytes() {
         return arena.usedBytes();
     }
 
+    /** Budget bytes both arenas hold. */
     long reservedBytes() {
+        return arena.reservedBytes() + flushing.reservedBytes();
+    }
+
+    /** Budget bytes the current arena holds. */
+    long currentReservedBytes() {
         return arena.reservedBytes();
     }
 
@@ -307,6 +366,7 @@ final class WriteBuffer implements AutoCloseable {
     @Override
     public void close() {
         arena.close();
+        flushing.close();
     }
 
     private boolean isKey(long r, long keyHash, byte[] key) {
