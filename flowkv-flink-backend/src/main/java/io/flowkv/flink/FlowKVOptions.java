@@ -76,6 +76,18 @@ public final class FlowKVOptions {
                                     + "bets are read only with the read that missed, on the "
                                     + "task thread.");
 
+    public static final ConfigOption<Boolean> BACKGROUND_FLUSH =
+            ConfigOptions.key("state.backend.flowkv.background-flush")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "AAR store: write a full write buffer to the window logs on a "
+                                    + "background thread while the task goes on appending into "
+                                    + "a second buffer, instead of on the task thread. The task "
+                                    + "waits for that write when it reads, clears or checkpoints "
+                                    + "the state, or when the next buffer is full. false: the "
+                                    + "task thread writes.");
+
     public static final ConfigOption<Double> MAX_SPACE_AMPLIFICATION =
             ConfigOptions.key("state.backend.flowkv.max-space-amplification")
                     .doubleType()

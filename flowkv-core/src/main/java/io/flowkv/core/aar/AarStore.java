@@ -1,5 +1,6 @@
 package io.flowkv.core.aar;
 
+import io.flowkv.core.BackgroundWork;
 import io.flowkv.core.Checks;
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.Jitter;
@@ -21,11 +22,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static io.flowkv.core.log.IoFailures.chain;
@@ -49,17 +47,21 @@ import static io.flowkv.core.log.IoFailures.chain;
  * is left its files are deleted, and when no partition of a window holds anything the window is
  * gone. There is no compaction: space comes back by deleting files whole.
  *
- * <p>When the write buffer fills, its chains are written on a thread of the store's own while
- * appends go on into a second arena ({@link AarStoreOptions#backgroundFlush}): the appending thread
- * does not wait for the disk. Every other operation first settles that flush (waits for it and
- * moves what it wrote from "buffered" to "in the segments"), so reads, removes and seals see the
- * store as if the flush had run on the calling thread. While it runs, only the flushing thread
- * touches segments and writers, and the calling thread only appends to the write buffer.
+ * <p>When the write buffer fills, its chains are written on a background thread ({@code
+ * flowkv-aar-flush-N}, {@link BackgroundWork}) while appends go on into a second arena ({@link
+ * AarStoreOptions#backgroundFlush}): the appending thread does not wait for the disk. Every other
+ * operation first settles that flush (waits for it and moves what it wrote from "buffered" to "in
+ * the segments"), so reads, removes and seals see the store as if the flush had run on the calling
+ * thread. While it runs, only the flushing thread touches segments and writers, and the calling
+ * thread only appends to the write buffer.
  *
  * <p>Single writer thread; no locks.
  */
 public final class AarStore implements ListStore {
     private static final String MANIFEST_SUFFIX = ".manifest";
+
+    /** Where full write buffers are written, for every AAR store of the JVM. */
+    private static final ExecutorService FLUSHERS = BackgroundWork.pool("flowkv-aar-flush-");
 
     /**
      * Buffered appends of a partition above which a read flushes them first: reading a fired window
@@ -87,11 +89,8 @@ public final class AarStore implements ListStore {
      */
     private List<FlushingChain> flushing = new ArrayList<>();
 
-    /** That flush's task while it runs on {@link #flusher}; null otherwise. */
+    /** That flush's task while it runs on {@link #FLUSHERS}; null otherwise. */
     private Future<?> flushTask;
-
-    /** The flushing thread, made at the first flush in the background. */
-    private ThreadPoolExecutor flusher;
 
     private long manifestSequence;
     private Path ownManifest;
@@ -510,7 +509,7 @@ public final class AarStore implements ListStore {
         }
         buffer.detachGeneration();
         flushing = chains;
-        flushTask = flusher().submit(() -> writeFlushing(chains));
+        flushTask = FLUSHERS.submit(() -> writeFlushing(chains));
     }
 
     /**
@@ -590,45 +589,7 @@ public final class AarStore implements ListStore {
     private Throwable awaitFlushTask() {
         Future<?> task = flushTask;
         flushTask = null;
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    task.get();
-                    return null;
-                } catch (InterruptedException e) {
-                    // A flush writes for milliseconds, and its chains must be settled before this
-                    // thread may touch a segment again: wait it out and keep the interrupt.
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    return e.getCause();
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** One thread, started on demand and ended after a minute without work. */
-    private ThreadPoolExecutor flusher() {
-        if (flusher == null) {
-            String name = "flowkv-aar-flush " + options.directory().getFileName();
-            flusher =
-                    new ThreadPoolExecutor(
-                            0,
-                            1,
-                            60,
-                            TimeUnit.SECONDS,
-                            new LinkedBlockingQueue<>(),
-                            r -> {
-                                Thread t = new Thread(r, name);
-                                t.setDaemon(true);
-                                return t;
-                            });
-        }
-        return flusher;
+        return BackgroundWork.await(task);
     }
 
     /** Flushes one partition's chain (its records stay in the arena as garbage until a reset). */
@@ -763,9 +724,6 @@ public final class AarStore implements ListStore {
             awaitFlushTask();
         }
         flushing = new ArrayList<>();
-        if (flusher != null) {
-            flusher.shutdown();
-        }
         IOException failure = null;
         for (AarWindow w : windows.windows()) {
             for (AarPartition p : w.present()) {

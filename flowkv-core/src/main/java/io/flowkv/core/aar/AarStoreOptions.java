@@ -63,9 +63,9 @@ public final class AarStoreOptions extends StoreOptions {
     }
 
     /**
-     * Whether a full write buffer is written to the segments on a thread of the store's own while
-     * appends go on (the default), instead of on the appending thread. Explicit flushes, seals and
-     * reads wait for it either way.
+     * Whether a full write buffer is written to the segments on a background thread ({@code
+     * flowkv-aar-flush-N}, shared by the JVM's AAR stores) while appends go on (the default),
+     * instead of on the appending thread. Explicit flushes, seals, reads and removes wait for it.
      */
     public boolean backgroundFlush() {
         return backgroundFlush;

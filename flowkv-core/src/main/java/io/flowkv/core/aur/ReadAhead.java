@@ -1,5 +1,6 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.BackgroundWork;
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.StoreStats;
 import io.flowkv.core.log.FrameDescriptor;
@@ -13,13 +14,8 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.flowkv.core.aur.WindowStatTable.NO_ID;
 
@@ -46,7 +42,7 @@ final class ReadAhead {
     private static final Logger LOG = LoggerFactory.getLogger(ReadAhead.class);
 
     /** Shared by every AUR store of the JVM; threads end after 30 s without work. */
-    private static final ExecutorService READERS = newReaders();
+    private static final ExecutorService READERS = BackgroundWork.pool("flowkv-aur-read-ahead-");
 
     /** The store's reading half: its table, batch, prefetch buffer, logs and stats. */
     private final BatchLoader loader;
@@ -256,7 +252,7 @@ final class ReadAhead {
         StoreStats stats = loader.stats;
         Future<?> read = running;
         running = null;
-        Throwable broken = await(read);
+        Throwable broken = BackgroundWork.await(read);
         long loaded = 0;
         int dropped = 0;
         for (int w = 0; w < windows; w++) {
@@ -291,48 +287,5 @@ final class ReadAhead {
                     windows,
                     firstFailure);
         }
-    }
-
-    /** The read's failure, or null; waits through interrupts and keeps the interrupt status. */
-    private static Throwable await(Future<?> read) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    read.get();
-                    return null;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    return e.getCause();
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private static ExecutorService newReaders() {
-        AtomicInteger count = new AtomicInteger();
-        int threads = Math.max(1, Runtime.getRuntime().availableProcessors());
-        ThreadPoolExecutor pool =
-                new ThreadPoolExecutor(
-                        threads,
-                        threads,
-                        30,
-                        TimeUnit.SECONDS,
-                        new LinkedBlockingQueue<>(),
-                        r -> {
-                            Thread t =
-                                    new Thread(
-                                            r, "flowkv-aur-read-ahead-" + count.incrementAndGet());
-                            t.setDaemon(true);
-                            t.setContextClassLoader(ReadAhead.class.getClassLoader());
-                            return t;
-                        });
-        pool.allowCoreThreadTimeOut(true);
-        return pool;
     }
 }

@@ -25,8 +25,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * A full write buffer is written on the store's flushing thread while appends go on, and every
- * other operation sees the store as if that flush had run on the calling thread.
+ * A full write buffer is written on a background thread while appends go on, and every other
+ * operation sees the store as if that flush had run on the calling thread.
  */
 class AarBackgroundFlushTest {
     private static final long WRITE_BUFFER = 16 << 10;

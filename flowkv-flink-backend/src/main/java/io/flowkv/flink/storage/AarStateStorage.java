@@ -56,6 +56,7 @@ final class AarStateStorage extends ListStorage<AarStore> {
                                 (key, hash, n) -> partitionOf(keyGroupOf(key) - first, groups, n))
                         .writeBufferBytes(
                                 new StoreSizing(settings, budget.capacity()).aarWriteBuffer())
+                        .backgroundFlush(settings.backgroundFlush())
                         .jitterSeed(seed)
                         // A restore has checked every file against its checkpoint's CRC32C.
                         .verifyOnRestore(false)
