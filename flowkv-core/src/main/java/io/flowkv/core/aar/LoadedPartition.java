@@ -55,7 +55,8 @@ final class LoadedPartition implements AutoCloseable {
 
     LoadedPartition(MemoryBudget budget, int chunkSize, MemoryRelief relief) {
         this.budget = budget;
-        this.arena = new OffHeapArena(budget, chunkSize);
+        // Key entries and value nodes are written whole before they are read.
+        this.arena = new OffHeapArena(budget, chunkSize, false);
         this.index = new LongHashIndex(budget, 64);
         this.relief = relief;
     }

@@ -54,7 +54,8 @@ final class WriteBuffer implements AutoCloseable {
         this.budget = budget;
         this.limit = limit;
         int chunk = (int) Math.min(64 * 1024, Math.max(1024, limit / 4));
-        this.arena = new OffHeapArena(budget, chunk);
+        // Every record is written whole before it is read: no need to zero the chunks.
+        this.arena = new OffHeapArena(budget, chunk, false);
     }
 
     /** Windows with buffered values. */

@@ -2,6 +2,8 @@ package io.flowkv.core.memory;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,10 +18,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class OffHeapArenaTest {
 
-    @Test
-    void shouldKeepRecordsAtTheirPositionsAcrossChunks() {
+    /**
+     * Zeroed or not (a write buffer's arena), an arena keeps what is written and charges it all.
+     */
+    @ParameterizedTest(name = "zeroed={0}")
+    @ValueSource(booleans = {true, false})
+    void shouldKeepRecordsAtTheirPositionsAcrossChunks(boolean zeroed) {
         MemoryBudget budget = new MemoryBudget(1 << 20);
-        try (OffHeapArena arena = new OffHeapArena(budget, 256)) {
+        try (OffHeapArena arena = new OffHeapArena(budget, 256, zeroed)) {
             long[] positions = new long[100];
             for (int i = 0; i < positions.length; i++) {
                 positions[i] = arena.tryAllocate(24);
@@ -42,14 +48,15 @@ class OffHeapArenaTest {
     }
 
     /** The first chunk may take the budget's headroom: a write buffer needs one to work at all. */
-    @Test
-    void shouldLeaveTheHeadroomToOthersPastTheFirstChunk() {
+    @ParameterizedTest(name = "zeroed={0}")
+    @ValueSource(booleans = {true, false})
+    void shouldLeaveTheHeadroomToOthersPastTheFirstChunk(boolean zeroed) {
         MemoryBudget budget = new MemoryBudget(1024);
-        try (OffHeapArena arena = new OffHeapArena(budget, 1000)) {
+        try (OffHeapArena arena = new OffHeapArena(budget, 1000, zeroed)) {
             assertThat(arena.tryAllocate(1000)).isEqualTo(OffHeapArena.pack(0, 0));
         }
         MemoryBudget shared = new MemoryBudget(1400);
-        try (OffHeapArena arena = new OffHeapArena(shared, 500)) {
+        try (OffHeapArena arena = new OffHeapArena(shared, 500, zeroed)) {
             assertThat(arena.tryAllocate(500)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(500)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(500)).isEqualTo(OffHeapArena.NO_SPACE);
@@ -58,11 +65,12 @@ class OffHeapArenaTest {
         }
     }
 
-    @Test
-    void shouldRefuseWhenTheBudgetIsExhaustedAndRecoverAfterReset() {
+    @ParameterizedTest(name = "zeroed={0}")
+    @ValueSource(booleans = {true, false})
+    void shouldRefuseWhenTheBudgetIsExhaustedAndRecoverAfterReset(boolean zeroed) {
         // Two chunks fit below the budget's headroom (1200 / 16 = 75 bytes), a third does not.
         MemoryBudget budget = new MemoryBudget(1200);
-        try (OffHeapArena arena = new OffHeapArena(budget, 512)) {
+        try (OffHeapArena arena = new OffHeapArena(budget, 512, zeroed)) {
             assertThat(arena.tryAllocate(400)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(400)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(400)).isEqualTo(OffHeapArena.NO_SPACE);
