@@ -55,8 +55,7 @@ final class LoadedPartition implements AutoCloseable {
 
     LoadedPartition(MemoryBudget budget, int chunkSize, MemoryRelief relief) {
         this.budget = budget;
-        // Key entries and value nodes are written whole before they are read.
-        this.arena = new OffHeapArena(budget, chunkSize, false);
+        this.arena = new OffHeapArena(budget, chunkSize);
         this.index = new LongHashIndex(budget, 64);
         this.relief = relief;
     }

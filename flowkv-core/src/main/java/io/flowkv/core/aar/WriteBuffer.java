@@ -68,9 +68,8 @@ final class WriteBuffer implements AutoCloseable {
 
     WriteBuffer(MemoryBudget budget, int chunkSize) {
         this.budget = budget;
-        // Every record is written whole before it is read: no need to zero the chunks.
-        this.arena = new OffHeapArena(budget, chunkSize, false);
-        this.flushing = new OffHeapArena(budget, chunkSize, false);
+        this.arena = new OffHeapArena(budget, chunkSize);
+        this.flushing = new OffHeapArena(budget, chunkSize);
     }
 
     /**

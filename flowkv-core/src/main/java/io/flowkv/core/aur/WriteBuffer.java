@@ -54,8 +54,7 @@ final class WriteBuffer implements AutoCloseable {
         this.budget = budget;
         this.limit = limit;
         int chunk = (int) Math.min(64 * 1024, Math.max(1024, limit / 4));
-        // Every record is written whole before it is read: no need to zero the chunks.
-        this.arena = new OffHeapArena(budget, chunk, false);
+        this.arena = new OffHeapArena(budget, chunk);
     }
 
     /** Windows with buffered values. */

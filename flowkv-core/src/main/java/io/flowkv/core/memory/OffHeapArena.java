@@ -26,26 +26,14 @@ public final class OffHeapArena implements AutoCloseable {
 
     private final MemoryBudget budget;
     private final int chunkSize;
-    private final boolean zeroed;
     private final List<OffHeapBuffer> chunks = new ArrayList<>();
     private int current = -1;
     private int currentOffset;
     private long usedBytes;
 
-    /** An arena whose chunks are zeroed when allocated. */
     public OffHeapArena(MemoryBudget budget, int chunkSize) {
-        this(budget, chunkSize, true);
-    }
-
-    /**
-     * {@code zeroed} false: chunks are not zeroed when allocated, for callers that write every byte
-     * they are handed before they read it (a bump allocator's records). Reused chunks are never
-     * zeroed again either way.
-     */
-    public OffHeapArena(MemoryBudget budget, int chunkSize, boolean zeroed) {
         this.budget = Checks.checkNotNull("budget", budget);
         this.chunkSize = Checks.checkRange("arena chunk size", chunkSize, 64, 1 << 30);
-        this.zeroed = zeroed;
     }
 
     /** Allocates {@code length} bytes; returns their position, or {@link #NO_SPACE}. */
@@ -67,18 +55,10 @@ public final class OffHeapArena implements AutoCloseable {
             // it), and the flush its refusal starts may need memory that cannot: an index's
             // page table, a record list. So it leaves the budget's headroom to those.
             long size = Math.max(chunkSize, length);
-            OffHeapBuffer chunk;
-            if (chunks.isEmpty()) {
-                chunk =
-                        zeroed
-                                ? OffHeapBuffer.tryAllocate(budget, size)
-                                : OffHeapBuffer.tryAllocateUnzeroed(budget, size);
-            } else {
-                chunk =
-                        zeroed
-                                ? OffHeapBuffer.tryAllocateForCache(budget, size)
-                                : OffHeapBuffer.tryAllocateForCacheUnzeroed(budget, size);
-            }
+            OffHeapBuffer chunk =
+                    chunks.isEmpty()
+                            ? OffHeapBuffer.tryAllocate(budget, size)
+                            : OffHeapBuffer.tryAllocateForCache(budget, size);
             if (chunk == null) {
                 return NO_SPACE;
             }

@@ -10,11 +10,11 @@ import java.nio.ByteBuffer;
  * UnsafeMemory}), so the stores do not depend on its API. Absolute, little-endian accessors; no
  * allocation per call. Not thread-safe: one writer at a time.
  *
- * <p>The block is allocated zeroed (but for arenas that ask otherwise) and freed on the thread that
- * closes it, at once. (It used to be a chronicle-bytes {@code NativeBytesStore}, which hands every
- * release to a background thread through a locked queue and wakes that thread: on q7-session 2% of
- * the task thread went to those wake-ups alone, for prefetched window copies and write buffer
- * chunks that come and go all the time.)
+ * <p>The block is allocated zeroed and freed on the thread that closes it, at once. (It used to be
+ * a chronicle-bytes {@code NativeBytesStore}, which hands every release to a background thread
+ * through a locked queue and wakes that thread: on q7-session 2% of the task thread went to those
+ * wake-ups alone, for prefetched window copies and write buffer chunks that come and go all the
+ * time.)
  *
  * <p>Bounds are checked on every access (the store code above is young); the checks name {@code
  * index}, {@code length} and {@code capacity}.
@@ -74,37 +74,13 @@ public final class OffHeapBuffer implements AutoCloseable {
         }
     }
 
-    /**
-     * {@link #tryAllocateForCache} without zeroing the memory: for an {@link OffHeapArena} whose
-     * every caller writes the bytes it is handed before it reads them. Zeroing a write buffer's
-     * chunk cost a q8 join thread 3.5% of its time, on memory written again at once.
-     */
-    static OffHeapBuffer tryAllocateForCacheUnzeroed(MemoryBudget budget, long capacity) {
-        checkCapacity(capacity);
-        return budget.tryReserveForCache(capacity) ? reserved(budget, capacity, false) : null;
-    }
-
-    /**
-     * {@link #tryAllocate} without zeroing the memory; see {@link #tryAllocateForCacheUnzeroed}.
-     */
-    static OffHeapBuffer tryAllocateUnzeroed(MemoryBudget budget, long capacity) {
-        checkCapacity(capacity);
-        return budget.tryReserve(capacity) ? reserved(budget, capacity, false) : null;
-    }
-
-    private static OffHeapBuffer reserved(MemoryBudget budget, long capacity) {
-        return reserved(budget, capacity, true);
-    }
-
     /** Native memory for {@code capacity} bytes already reserved from {@code budget}. */
-    private static OffHeapBuffer reserved(MemoryBudget budget, long capacity, boolean zeroed) {
+    private static OffHeapBuffer reserved(MemoryBudget budget, long capacity) {
         try {
             // The task thread writes; a snapshot thread may read sealed data. Access is handed
             // over, never concurrent.
             long address = MEMORY.allocate(capacity);
-            if (zeroed) {
-                MEMORY.setMemory(address, capacity, (byte) 0);
-            }
+            MEMORY.setMemory(address, capacity, (byte) 0);
             return new OffHeapBuffer(address, budget, capacity);
         } catch (RuntimeException | Error e) {
             budget.release(capacity);

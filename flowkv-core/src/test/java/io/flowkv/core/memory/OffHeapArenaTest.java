@@ -2,8 +2,6 @@ package io.flowkv.core.memory;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -18,14 +16,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class OffHeapArenaTest {
 
-    /**
-     * Zeroed or not (a write buffer's arena), an arena keeps what is written and charges it all.
-     */
-    @ParameterizedTest(name = "zeroed={0}")
-    @ValueSource(booleans = {true, false})
-    void shouldKeepRecordsAtTheirPositionsAcrossChunks(boolean zeroed) {
+    @Test
+    void shouldKeepRecordsAtTheirPositionsAcrossChunks() {
         MemoryBudget budget = new MemoryBudget(1 << 20);
-        try (OffHeapArena arena = new OffHeapArena(budget, 256, zeroed)) {
+        try (OffHeapArena arena = new OffHeapArena(budget, 256)) {
             long[] positions = new long[100];
             for (int i = 0; i < positions.length; i++) {
                 positions[i] = arena.tryAllocate(24);
@@ -48,15 +42,14 @@ class OffHeapArenaTest {
     }
 
     /** The first chunk may take the budget's headroom: a write buffer needs one to work at all. */
-    @ParameterizedTest(name = "zeroed={0}")
-    @ValueSource(booleans = {true, false})
-    void shouldLeaveTheHeadroomToOthersPastTheFirstChunk(boolean zeroed) {
+    @Test
+    void shouldLeaveTheHeadroomToOthersPastTheFirstChunk() {
         MemoryBudget budget = new MemoryBudget(1024);
-        try (OffHeapArena arena = new OffHeapArena(budget, 1000, zeroed)) {
+        try (OffHeapArena arena = new OffHeapArena(budget, 1000)) {
             assertThat(arena.tryAllocate(1000)).isEqualTo(OffHeapArena.pack(0, 0));
         }
         MemoryBudget shared = new MemoryBudget(1400);
-        try (OffHeapArena arena = new OffHeapArena(shared, 500, zeroed)) {
+        try (OffHeapArena arena = new OffHeapArena(shared, 500)) {
             assertThat(arena.tryAllocate(500)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(500)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(500)).isEqualTo(OffHeapArena.NO_SPACE);
@@ -65,12 +58,11 @@ class OffHeapArenaTest {
         }
     }
 
-    @ParameterizedTest(name = "zeroed={0}")
-    @ValueSource(booleans = {true, false})
-    void shouldRefuseWhenTheBudgetIsExhaustedAndRecoverAfterReset(boolean zeroed) {
+    @Test
+    void shouldRefuseWhenTheBudgetIsExhaustedAndRecoverAfterReset() {
         // Two chunks fit below the budget's headroom (1200 / 16 = 75 bytes), a third does not.
         MemoryBudget budget = new MemoryBudget(1200);
-        try (OffHeapArena arena = new OffHeapArena(budget, 512, zeroed)) {
+        try (OffHeapArena arena = new OffHeapArena(budget, 512)) {
             assertThat(arena.tryAllocate(400)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(400)).isNotEqualTo(OffHeapArena.NO_SPACE);
             assertThat(arena.tryAllocate(400)).isEqualTo(OffHeapArena.NO_SPACE);
