@@ -1,7 +1,8 @@
 package io.flowkv.core;
 
 /**
- * What one store instance did, for metrics. Written only by the store's single writer thread; a
+ * What one store instance did, for metrics. Written by one thread at a time: the store's own, or
+ * (for the file count) an AAR store's flushing thread while the store's thread only appends; a
  * metrics reporter on another thread may see slightly stale values, which is fine for gauges.
  */
 public final class StoreStats {

@@ -55,7 +55,8 @@ import static io.flowkv.core.log.IoFailures.chain;
  * thread. While it runs, only the flushing thread touches segments and writers, and the calling
  * thread only appends to the write buffer.
  *
- * <p>Single writer thread; no locks.
+ * <p>One thread calls the store; no locks (the flushing thread is handed its chains through the
+ * executor and waited for through its future).
  */
 public final class AarStore implements ListStore {
     private static final String MANIFEST_SUFFIX = ".manifest";
