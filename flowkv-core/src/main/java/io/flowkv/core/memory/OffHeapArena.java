@@ -149,8 +149,8 @@ public final class OffHeapArena implements AutoCloseable {
         usedBytes = 0;
     }
 
-    @Override
-    public void close() {
+    /** Forgets every record and gives every chunk back to the budget; the arena stays usable. */
+    public void releaseAll() {
         for (OffHeapBuffer chunk : chunks) {
             chunk.close();
         }
@@ -158,5 +158,10 @@ public final class OffHeapArena implements AutoCloseable {
         current = -1;
         currentOffset = 0;
         usedBytes = 0;
+    }
+
+    @Override
+    public void close() {
+        releaseAll();
     }
 }

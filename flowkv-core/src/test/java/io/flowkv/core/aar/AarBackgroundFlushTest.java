@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.flowkv.core.aar.AarTesting.append;
@@ -42,6 +43,9 @@ class AarBackgroundFlushTest {
     /** Write calls wait for this before they go ahead. */
     private final CountDownLatch gate = new CountDownLatch(1);
 
+    /** Opened by the first write call. */
+    private final CountDownLatch firstWrite = new CountDownLatch(1);
+
     private AarStoreOptions options;
     private AarStore store;
 
@@ -49,6 +53,7 @@ class AarBackgroundFlushTest {
         io.faultOnly(
                 file -> {
                     writers.add(Thread.currentThread().getName());
+                    firstWrite.countDown();
                     try {
                         gate.await();
                     } catch (InterruptedException e) {
@@ -78,7 +83,7 @@ class AarBackgroundFlushTest {
     }
 
     @Test
-    void shouldAppendWhileAFullBufferIsWrittenAndReadEverythingInOrder() throws IOException {
+    void shouldAppendWhileAFullBufferIsWrittenAndReadEverythingInOrder() throws Exception {
         open(true);
         List<String> expected = new ArrayList<>();
         // The disk is stuck: the first full buffer's flush waits at its first write call, and
@@ -95,7 +100,8 @@ class AarBackgroundFlushTest {
                         }
                     }
                 });
-        assertThat(writers).as("a flush is running").isNotEmpty();
+        // The flushing thread may start its first write only after the appends are done.
+        assertThat(firstWrite.await(30, TimeUnit.SECONDS)).as("a flush is writing").isTrue();
         assertThat(writers).allMatch(name -> name.startsWith("flowkv-aar-flush"));
 
         AtomicBoolean opened = new AtomicBoolean();
