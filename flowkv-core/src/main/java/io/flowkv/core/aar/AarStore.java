@@ -557,9 +557,7 @@ public final class AarStore implements ListStore {
             AarPartition p = c.partition;
             p.chainsInFlight--;
             p.inFlightAppendBytes -= c.appendBytes;
-            p.fileLiveBytes += c.appendBytes;
-            p.fileDeadBytes += c.removeBytes;
-            stats.addDeadBytes(c.removeBytes);
+            countWritten(p, c.appendBytes, c.removeBytes);
             written += c.written;
         }
         if (written > 0) {
@@ -603,12 +601,19 @@ public final class AarStore implements ListStore {
 
     private long moveChainToLog(AarPartition p) throws IOException {
         long written = files.appendChain(p, buffer, frameTarget);
-        p.fileLiveBytes += p.bufferedAppendBytes;
-        p.fileDeadBytes += p.bufferedRemoveBytes;
-        stats.addDeadBytes(p.bufferedRemoveBytes);
+        countWritten(p, p.bufferedAppendBytes, p.bufferedRemoveBytes);
         buffer.dropIndex(p);
         p.detachChain();
         return written;
+    }
+
+    /**
+     * A chain of the partition reached its segment: its appends are live there, its removes dead.
+     */
+    private void countWritten(AarPartition p, long appendBytes, long removeBytes) {
+        p.fileLiveBytes += appendBytes;
+        p.fileDeadBytes += removeBytes;
+        stats.addDeadBytes(removeBytes);
     }
 
     /** Frees memory for an allocation that the budget refused: flush, then evict loaded data. */

@@ -205,7 +205,7 @@ final class WriteBuffer implements AutoCloseable {
             return 0;
         }
         arena.putByte(r, T, DEAD);
-        int length = logLength(r);
+        int length = logLength(arena, r);
         p.bufferedAppends--;
         p.bufferedAppendBytes -= length;
         return length;
@@ -287,7 +287,7 @@ final class WriteBuffer implements AutoCloseable {
             if (from.getByte(r, T) == DEAD) {
                 continue;
             }
-            int length = LOG_HEADER_LENGTH + from.getInt(r, KL) + from.getInt(r, VL);
+            int length = logLength(from, r);
             if (inFrame >= 0 && inFrame + length > frameTarget) {
                 writer.endFrame();
                 inFrame = -1;
@@ -379,8 +379,8 @@ final class WriteBuffer implements AutoCloseable {
                 && arena.equalsBytes(r, KEY, key, 0, key.length);
     }
 
-    private int logLength(long r) {
-        return LOG_HEADER_LENGTH + arena.getInt(r, KL) + arena.getInt(r, VL);
+    private static int logLength(OffHeapArena in, long r) {
+        return LOG_HEADER_LENGTH + in.getInt(r, KL) + in.getInt(r, VL);
     }
 
     private byte[] scratch(int length) {

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -152,9 +153,10 @@ class AarBackgroundFlushTest {
             append(store, "k", "w" + (i % 3), value(i));
             acknowledged.add("w" + (i % 3) + ":" + value(i));
         }
-        assertThat(readAll()).isEqualTo(acknowledged.stream().sorted(byWindow()).toList());
+        List<String> expected = acknowledged.stream().sorted(byWindow()).toList();
+        assertThat(readAll()).isEqualTo(expected);
         store = sealAndRestore(store, options, budget);
-        assertThat(readAll()).isEqualTo(acknowledged.stream().sorted(byWindow()).toList());
+        assertThat(readAll()).isEqualTo(expected);
     }
 
     @Test
@@ -179,8 +181,8 @@ class AarBackgroundFlushTest {
     }
 
     /** Sorts "window:value" by window only, keeping append order within a window. */
-    private static java.util.Comparator<String> byWindow() {
-        return java.util.Comparator.comparing(s -> s.substring(0, s.indexOf(':')));
+    private static Comparator<String> byWindow() {
+        return Comparator.comparing(s -> s.substring(0, s.indexOf(':')));
     }
 
     /** About 100 bytes, so that a few hundred appends fill the write buffer more than once. */
