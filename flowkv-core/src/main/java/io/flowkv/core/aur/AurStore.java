@@ -1,6 +1,5 @@
 package io.flowkv.core.aur;
 
-import io.flowkv.core.BackgroundWork;
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.Jitter;
@@ -34,7 +33,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
 
 import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
 import static io.flowkv.core.aur.WindowStatTable.NO_ID;
@@ -93,13 +91,6 @@ public final class AurStore implements ListStore, TriggerTimes {
     static final int INDEX_FRAME_TARGET = 32 * 1024;
     private static final int DATA_STAGING = 64 * 1024;
     private static final int INDEX_STAGING = 16 * 1024;
-
-    /** Spare data staging buffers that let a flush's writes run behind it (backgroundFlush). */
-    private static final int WRITE_BEHIND_BUFFERS = 4;
-
-    /** Writes queued data log buffers: shared by the JVM's AUR stores, one thread per core. */
-    private static final ExecutorService WRITERS = BackgroundWork.pool("flowkv-aur-write-");
-
     private static final long CHAIN_COPY_SLACK = 64 * 1024;
     private static final int MAX_HITS_BETWEEN_READ_AHEADS = 1 << 16;
 
@@ -127,9 +118,6 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     /** Staging buffers live as long as the store: a flush must never wait for budget. */
     private final IoBuffer dataStaging;
-
-    /** The data writer's spare staging buffers (none: it writes synchronously). */
-    private final List<IoBuffer> dataSpares = new ArrayList<>();
 
     private LogSegment activeIndex;
     private LogWriter indexWriter;
@@ -224,18 +212,6 @@ public final class AurStore implements ListStore, TriggerTimes {
             throw e;
         }
         this.dataStaging = data;
-        if (options.backgroundFlush()
-                && (long) WRITE_BEHIND_BUFFERS * DATA_STAGING * 32 <= budget.capacity()) {
-            try {
-                for (int i = 0; i < WRITE_BEHIND_BUFFERS; i++) {
-                    dataSpares.add(
-                            IoBuffer.allocate(budget, DATA_STAGING, "AUR data log write-behind"));
-                }
-            } catch (MemoryBudgetExceededException e) {
-                // A budget short now writes behind with fewer spares, or not at all; a small one
-                // (under 32 times the spares) never pays for them.
-            }
-        }
     }
 
     /** A new, empty store in {@code options.directory()} (created if missing). */
@@ -402,7 +378,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         try {
             id = table.insert(key, window, flushSeq);
         } catch (MemoryBudgetExceededException e) {
-            flushBuffer();
+            flush();
             prefetch.evictAll();
             id = table.insert(key, window, flushSeq);
         }
@@ -423,12 +399,12 @@ public final class AurStore implements ListStore, TriggerTimes {
      */
     private void bufferValue(int id, byte[] value) throws IOException {
         if (writeBuffer.full(value.length)) {
-            flushBuffer();
+            flush();
         }
         if (writeBuffer.tryAppend(id, value)) {
             return;
         }
-        flushBuffer();
+        flush();
         if (!writeBuffer.tryAppend(id, value)) {
             prefetch.evictAll();
             writeBuffer.append(id, value);
@@ -448,32 +424,20 @@ public final class AurStore implements ListStore, TriggerTimes {
             return;
         }
         if (writeBuffer.windows() > 0) {
-            flushBuffer();
+            flush();
         } else {
             writeBuffer.reserveWindow();
         }
     }
 
     /**
-     * Writes the write buffer to the logs and waits until every byte is in the files (see {@link
-     * #flushBuffer}).
+     * Writes the write buffer to the logs: per window one data frame of its values and one index
+     * entry. If a write fails, both logs are rolled back and the write buffer is kept whole, so a
+     * later flush writes it again.
      */
     @Override
     public void flush() throws IOException {
         checkOpen();
-        flushBuffer();
-        settleWrites();
-    }
-
-    /**
-     * Writes the write buffer to the logs: per window one data frame of its values and one index
-     * entry. If a write fails, both logs are rolled back and the write buffer is kept whole, so a
-     * later flush writes it again. With {@link AurStoreOptions#backgroundFlush} the data log's
-     * bytes may still be on their way when this returns, held by its writer, which serves them to
-     * reads; a background write that fails is written again by the next use of the writer, and only
-     * then does a flush fail.
-     */
-    private void flushBuffer() throws IOException {
         if (writeBuffer.windows() == 0) {
             return;
         }
@@ -560,9 +524,7 @@ public final class AurStore implements ListStore, TriggerTimes {
             dataWriter = createLog(DATA_PREFIX, id, FileType.AUR_DATA_LOG, dataStaging);
             activeData =
                     new LogSegment(id, dataWriter.file(), FileType.AUR_DATA_LOG, dataWriter.size());
-            activeData.writing = dataWriter;
             dataLogs.add(activeData);
-            dataWriter.writeBehind(WRITERS, dataSpares);
         }
         if (indexWriter == null) {
             int id = newFileId(INDEX_PREFIX);
@@ -596,19 +558,6 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
     }
 
-    /** Waits until the data writer's queued bytes are in the file; fails if they cannot be. */
-    private void settleWrites() throws IOException {
-        if (dataWriter == null) {
-            return;
-        }
-        try {
-            dataWriter.settle();
-        } catch (IOException e) {
-            writerFault = true;
-            throw e;
-        }
-    }
-
     private void truncateWriters() throws IOException {
         if (dataWriter != null) {
             dataWriter.truncate(activeData.size);
@@ -620,8 +569,6 @@ public final class AurStore implements ListStore, TriggerTimes {
     }
 
     private void closeDataWriter() throws IOException {
-        // Bytes the writer still holds must reach the file while the store can retry them.
-        settleWrites();
         LogWriter writer = dataWriter;
         dataWriter = null;
         writer.close();
@@ -858,8 +805,6 @@ public final class AurStore implements ListStore, TriggerTimes {
     private void scanIndex(Reclaim reclaim, long stamp) throws IOException {
         Compaction compaction = null;
         if (reclaim != Reclaim.NOTHING) {
-            // The compaction copies frames of the data logs in the kernel: they must be written.
-            settleWrites();
             if (writerFault) {
                 truncateWriters();
             }
@@ -1435,7 +1380,6 @@ public final class AurStore implements ListStore, TriggerTimes {
                 + prefetch.memoryBytes()
                 + batch.memoryBytes()
                 + dataStaging.capacity()
-                + (long) dataSpares.size() * DATA_STAGING
                 + indexStaging.capacity()
                 + chains.memoryBytes();
     }
@@ -1482,7 +1426,6 @@ public final class AurStore implements ListStore, TriggerTimes {
         dataWriter = null;
         indexWriter = null;
         dataStaging.close();
-        dataSpares.forEach(IoBuffer::close);
         indexStaging.close();
         for (LogSegment segment : dataLogs) {
             failure = closeSegment(segment, failure);

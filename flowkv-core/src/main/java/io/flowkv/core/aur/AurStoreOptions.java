@@ -34,7 +34,6 @@ public final class AurStoreOptions extends StoreOptions {
     private final TriggerTimePredictor predictor;
     private final boolean openDataLogsOnRestore;
     private final boolean readAhead;
-    private final boolean backgroundFlush;
 
     private AurStoreOptions(Builder b) {
         super(b);
@@ -46,7 +45,6 @@ public final class AurStoreOptions extends StoreOptions {
         this.predictor = b.predictor;
         this.openDataLogsOnRestore = b.openDataLogsOnRestore;
         this.readAhead = b.readAhead;
-        this.backgroundFlush = b.backgroundFlush;
     }
 
     public static Builder builder(Path directory) {
@@ -61,11 +59,6 @@ public final class AurStoreOptions extends StoreOptions {
 
     public double readBatchRatio() {
         return readBatchRatio;
-    }
-
-    /** Whether a flush's data log bytes are written on another thread (see the builder). */
-    public boolean backgroundFlush() {
-        return backgroundFlush;
     }
 
     /** Compaction runs once total data bytes / live data bytes exceed this (jittered below it). */
@@ -112,7 +105,6 @@ public final class AurStoreOptions extends StoreOptions {
         private TriggerTimePredictor predictor = TriggerTimePredictor.sessionGap();
         private boolean openDataLogsOnRestore = true;
         private boolean readAhead = true;
-        private boolean backgroundFlush = true;
 
         private Builder(Path directory) {
             super(directory, DEFAULT_WRITE_BUFFER_BYTES, MIN_WRITE_BUFFER_BYTES);
@@ -130,18 +122,6 @@ public final class AurStoreOptions extends StoreOptions {
          */
         public Builder readAhead(boolean readAhead) {
             this.readAhead = readAhead;
-            return this;
-        }
-
-        /**
-         * true (the default): a flush copies values into staging buffers and queues each full one
-         * for a background thread ({@code flowkv-aur-write-N}), going on in a spare (four of 64
-         * KiB, from a budget of at least 8 MiB while it has room). Reads of queued bytes copy them
-         * from memory; an explicit flush, a seal, a compaction and a new data log wait for the
-         * queue. false: the flushing thread writes every byte itself.
-         */
-        public Builder backgroundFlush(boolean inBackground) {
-            this.backgroundFlush = inBackground;
             return this;
         }
 

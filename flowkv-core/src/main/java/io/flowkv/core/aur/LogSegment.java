@@ -3,7 +3,6 @@ package io.flowkv.core.aur;
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
 import io.flowkv.core.log.LogReader;
-import io.flowkv.core.log.LogWriter;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -32,9 +31,6 @@ final class LogSegment implements AutoCloseable {
     /** Chosen by the compaction now running: its live frames move, then it is deleted. */
     boolean victim;
 
-    /** The writer appending to this log while it is the active one, which may write behind. */
-    LogWriter writing;
-
     private LogReader reader;
 
     LogSegment(int id, Path path, FileType type, long size) {
@@ -50,7 +46,7 @@ final class LogSegment implements AutoCloseable {
             reader = null;
         }
         if (reader == null) {
-            reader = LogReader.open(io, path, type, size, writing);
+            reader = LogReader.open(io, path, type, size);
         }
         return reader;
     }

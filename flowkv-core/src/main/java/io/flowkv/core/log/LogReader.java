@@ -10,22 +10,19 @@ import java.nio.file.Path;
 /**
  * Reads one FlowKV file: validates its header on open, reads and checks frames at known offsets,
  * scans frames sequentially, and moves raw byte ranges to another file without copying them through
- * user space ({@link #transferTo}). Opened with the {@link LogWriter} still appending to the file,
- * every read first waits for the bytes it reads to be written (the writer may write behind).
+ * user space ({@link #transferTo}).
  */
 public final class LogReader implements AutoCloseable {
     private final Path file;
     private final FileChannel channel;
     private final long size;
     private final long fileId;
-    private final LogWriter writing;
 
-    private LogReader(Path file, FileChannel channel, long size, long fileId, LogWriter writing) {
+    private LogReader(Path file, FileChannel channel, long size, long fileId) {
         this.file = file;
         this.channel = channel;
         this.size = size;
         this.fileId = fileId;
-        this.writing = writing;
     }
 
     /**
@@ -35,20 +32,10 @@ public final class LogReader implements AutoCloseable {
      */
     public static LogReader open(FileIo io, Path file, FileType type, long expectedSize)
             throws IOException {
-        return open(io, file, type, expectedSize, null);
-    }
-
-    /**
-     * Opens {@code file}, which {@code writing} (if not null) may still be appending to: reads of
-     * bytes below {@code expectedSize} wait for them instead of finding the file short.
-     */
-    public static LogReader open(
-            FileIo io, Path file, FileType type, long expectedSize, LogWriter writing)
-            throws IOException {
         FileChannel channel = io.openForRead(file);
         try {
             long actual = channel.size();
-            if (writing == null && expectedSize >= 0 && actual < expectedSize) {
+            if (expectedSize >= 0 && actual < expectedSize) {
                 throw new CorruptLogException(
                         file,
                         actual,
@@ -58,8 +45,7 @@ public final class LogReader implements AutoCloseable {
             readFully(channel, header, 0, file);
             header.flip();
             long fileId = LogFileHeader.validate(header, file, type);
-            return new LogReader(
-                    file, channel, expectedSize >= 0 ? expectedSize : actual, fileId, writing);
+            return new LogReader(file, channel, expectedSize >= 0 ? expectedSize : actual, fileId);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -86,15 +72,7 @@ public final class LogReader implements AutoCloseable {
                     offset,
                     "read of " + dst.remaining() + " bytes past the end (" + size + ")");
         }
-        int inFile = writing == null ? dst.remaining() : writing.copyUnwritten(offset, dst);
-        if (inFile == dst.remaining()) {
-            readFully(channel, dst, offset, file);
-            return;
-        }
-        int end = dst.limit();
-        dst.limit(dst.position() + inFile);
         readFully(channel, dst, offset, file);
-        dst.limit(end).position(end);
     }
 
     /** Reads and checks the frame at {@code offset}; returns its payload. */
@@ -135,9 +113,6 @@ public final class LogReader implements AutoCloseable {
         if (offset + count > size) {
             throw new CorruptLogException(
                     file, offset, "transfer of " + count + " bytes past the end");
-        }
-        if (writing != null) {
-            writing.awaitWritten(offset + count);
         }
         long done = 0;
         while (done < count) {

@@ -8,10 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.List;
-import java.util.concurrent.Executor;
-import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -22,41 +18,13 @@ import java.util.zip.CRC32C;
  * <p>Bytes are durable only after {@link #sync()}. If any write fails the writer refuses further
  * use until {@link #truncate(long)} rolls the file back to a size the caller knows to be good; the
  * caller still holds the data it tried to write, so nothing acknowledged is lost.
- *
- * <p><b>Writing behind</b> ({@link #writeBehind}): a full staging buffer, or a flushed one, is
- * queued for a background thread and the writer goes on in a spare buffer, waiting only when no
- * spare is free. The bytes of a queued buffer count in {@link #size()} at once; readers of the file
- * wait for them with {@link #awaitWritten} ({@link LogReader} does when it was opened with this
- * writer). A failed background write keeps its buffer and every one queued after it: the writer's
- * next use writes them again on the calling thread and fails if that fails, and readers fail while
- * they are owed. {@link #sync()}, {@link #truncate} and {@link #close()} wait for the queue.
  */
 public final class LogWriter implements AutoCloseable {
     private final Path file;
     private final FileChannel channel;
-    private IoBuffer staging;
-    private ByteBuffer buf;
+    private final IoBuffer staging;
+    private final ByteBuffer buf;
     private final CRC32C crc = new CRC32C();
-
-    /** Writing behind: where queued buffers are written; null when every write is synchronous. */
-    private Executor behind;
-
-    /** Guards the queue, the spares, {@link #running} and {@link #behindFailure}. */
-    private final Object lock = new Object();
-
-    /** Buffers waiting for the background thread, oldest first (the head is being written). */
-    private final ArrayDeque<Queued> queue = new ArrayDeque<>();
-
-    private final ArrayDeque<IoBuffer> spares = new ArrayDeque<>();
-
-    /** A background thread is working through the queue. */
-    private boolean running;
-
-    /** Why the queue's head could not be written; the queue stays until a write succeeds. */
-    private IOException behindFailure;
-
-    /** Every byte below this offset is in the file (not necessarily synced). */
-    private volatile long written;
 
     /** File offset of buf[0]. */
     private long stagingBase;
@@ -86,7 +54,6 @@ public final class LogWriter implements AutoCloseable {
         try {
             LogFileHeader.write(writer.buf, type, fileId);
             writer.drain();
-            writer.written = writer.size();
         } catch (IOException | RuntimeException e) {
             writer.closeQuietly();
             throw new IOException("Could not create FlowKV file " + file, e);
@@ -170,8 +137,6 @@ public final class LogWriter implements AutoCloseable {
             buf.putInt(at, (int) length);
             buf.putInt(at + 4, crcValue);
         } else {
-            // The header went out with an earlier buffer: patch it in the file once that is there.
-            settle();
             ByteBuffer header = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
             header.putInt((int) length).putInt(crcValue).flip();
             try {
@@ -203,7 +168,6 @@ public final class LogWriter implements AutoCloseable {
      */
     public long transferFrom(LogReader source, long offset, long count) throws IOException {
         flush();
-        settle();
         long at = size();
         try {
             // transferTo writes at the target's own position; every other write here is positional.
@@ -225,7 +189,6 @@ public final class LogWriter implements AutoCloseable {
                     e);
         }
         stagingBase += count;
-        written = stagingBase;
         return at;
     }
 
@@ -235,11 +198,7 @@ public final class LogWriter implements AutoCloseable {
         if (frameStart >= 0) {
             throw new IllegalStateException("cannot flush with an open frame at " + frameStart);
         }
-        if (behind == null) {
-            drain();
-        } else if (buf.position() > 0) {
-            handOff();
-        }
+        drain();
     }
 
     /** {@link #sync()} when {@code durable}, else {@link #flush()}. */
@@ -254,7 +213,6 @@ public final class LogWriter implements AutoCloseable {
     /** Flushes and forces the file's content to the device. */
     public void sync() throws IOException {
         flush();
-        settle();
         try {
             channel.force(false);
         } catch (IOException e) {
@@ -271,7 +229,6 @@ public final class LogWriter implements AutoCloseable {
         if (goodSize < LogFileHeader.LENGTH) {
             throw new IllegalArgumentException("cannot truncate below the header: " + goodSize);
         }
-        settleBelow(goodSize);
         frameStart = -1;
         buf.clear();
         try {
@@ -282,7 +239,6 @@ public final class LogWriter implements AutoCloseable {
             throw new IOException("Error truncating " + file + " to " + goodSize, e);
         }
         stagingBase = goodSize;
-        written = goodSize;
         failed = false;
     }
 
@@ -292,11 +248,7 @@ public final class LogWriter implements AutoCloseable {
             if (frameStart >= 0) {
                 updateCrc();
             }
-            if (behind == null) {
-                drain();
-            } else {
-                handOff();
-            }
+            drain();
         }
     }
 
@@ -334,294 +286,6 @@ public final class LogWriter implements AutoCloseable {
             buf.clear();
             crcMark = 0;
         }
-        written = stagingBase;
-    }
-
-    /**
-     * From now on, full and flushed staging buffers are written on {@code executor} while this
-     * writer goes on in one of {@code spareBuffers} (see the class comment). The buffers stay the
-     * caller's: it must not free them, nor give them to another writer, before {@link #close()}
-     * returns. No frame may be open. Without spare buffers the writer stays synchronous.
-     */
-    public void writeBehind(Executor executor, List<IoBuffer> spareBuffers) throws IOException {
-        checkUsable();
-        if (frameStart >= 0) {
-            throw new IllegalStateException("cannot start writing behind with an open frame");
-        }
-        if (spareBuffers.isEmpty()) {
-            return;
-        }
-        for (IoBuffer spare : spareBuffers) {
-            if (spare.capacity() < 64) {
-                throw new IllegalArgumentException("staging buffer too small: " + spare.capacity());
-            }
-        }
-        drain();
-        synchronized (lock) {
-            spares.addAll(spareBuffers);
-        }
-        behind = executor;
-    }
-
-    /**
-     * Waits until every byte below {@code end} is in the file; any thread may call it. Fails while
-     * a background write of those bytes has failed (they stay in memory until a write succeeds).
-     */
-    public void awaitWritten(long end) throws IOException {
-        if (written >= end) {
-            return;
-        }
-        synchronized (lock) {
-            waitUntil(() -> written >= end || behindFailure != null || idle());
-            if (written >= end) {
-                return;
-            }
-            if (behindFailure != null) {
-                throw new IOException(
-                        "Bytes of "
-                                + file
-                                + " before offset "
-                                + end
-                                + " are not in the file: their background write failed (they stay"
-                                + " in memory until a write succeeds)",
-                        behindFailure);
-            }
-            throw new IllegalStateException(
-                    "Bytes of "
-                            + file
-                            + " before offset "
-                            + end
-                            + " were never flushed (written up to "
-                            + written
-                            + ")");
-        }
-    }
-
-    /**
-     * For a reader of this file (any thread): copies into {@code dst} those of the {@code
-     * dst.remaining()} bytes at {@code offset} that are queued but not in the file yet, and returns
-     * how many leading bytes are in the file, for the reader to read there. Neither {@code dst}'s
-     * position nor its limit moves. So a read never waits for the background thread, and the bytes
-     * of a failed background write are read from memory until a write succeeds.
-     */
-    public int copyUnwritten(long offset, ByteBuffer dst) {
-        int length = dst.remaining();
-        long end = offset + length;
-        if (written >= end) {
-            return length;
-        }
-        synchronized (lock) {
-            long from = Math.max(offset, written);
-            long covered = from;
-            for (Queued queued : queue) {
-                long lo = Math.max(queued.base, from);
-                long hi = Math.min(queued.end(), end);
-                if (lo < hi) {
-                    dst.put(
-                            dst.position() + (int) (lo - offset),
-                            queued.buffer.buffer(),
-                            (int) (lo - queued.base),
-                            (int) (hi - lo));
-                    covered = Math.max(covered, hi);
-                }
-            }
-            if (covered < end) {
-                throw new IllegalStateException(
-                        "Bytes of "
-                                + file
-                                + " before offset "
-                                + end
-                                + " were never flushed (queued up to "
-                                + covered
-                                + ")");
-            }
-            return (int) (from - offset);
-        }
-    }
-
-    /** Queues the staging buffer's complete bytes for the background thread; goes on in a spare. */
-    private void handOff() throws IOException {
-        IoBuffer next = takeSpare();
-        ByteBuffer nextBuf = next.buffer().clear().order(ByteOrder.LITTLE_ENDIAN);
-        int cut = buf.position();
-        if (frameStart >= stagingBase) {
-            // A frame begun in this buffer moves to the next whole, so that its header is patched
-            // in memory, unless it fills most of a buffer already (then the header is patched in
-            // the file once this buffer is there).
-            int at = (int) (frameStart - stagingBase);
-            if (at > 0 && cut - at <= nextBuf.capacity() / 2) {
-                ByteBuffer open = buf.duplicate();
-                open.position(at).limit(cut);
-                nextBuf.put(open);
-                cut = at;
-            }
-        }
-        buf.limit(cut).position(0);
-        enqueue(new Queued(staging, stagingBase, cut));
-        stagingBase += cut;
-        staging = next;
-        buf = nextBuf;
-        crcMark = buf.position();
-    }
-
-    private IoBuffer takeSpare() throws IOException {
-        synchronized (lock) {
-            waitUntil(() -> !spares.isEmpty() || behindFailure != null);
-            if (behindFailure != null) {
-                writeOwed();
-            }
-            return spares.pop();
-        }
-    }
-
-    private void enqueue(Queued queued) {
-        synchronized (lock) {
-            queue.add(queued);
-            if (!running && behindFailure == null) {
-                running = true;
-                try {
-                    behind.execute(this::writeQueue);
-                } catch (RuntimeException e) {
-                    running = false;
-                    behindFailure = new IOException("Could not start writing " + file, e);
-                }
-            }
-        }
-    }
-
-    /** The background thread: writes queued buffers in order until none is left or one fails. */
-    private void writeQueue() {
-        while (true) {
-            Queued next;
-            synchronized (lock) {
-                next = queue.peek();
-                if (next == null) {
-                    running = false;
-                    lock.notifyAll();
-                    return;
-                }
-            }
-            try {
-                next.write();
-            } catch (Throwable e) {
-                synchronized (lock) {
-                    behindFailure = next.failure(e);
-                    running = false;
-                    lock.notifyAll();
-                }
-                return;
-            }
-            synchronized (lock) {
-                queue.poll();
-                spares.push(next.buffer);
-                written = next.end();
-                lock.notifyAll();
-            }
-        }
-    }
-
-    /**
-     * Waits until every queued buffer is in the file; writes them on this thread if the background
-     * write failed, and fails (the writer then needs a {@link #truncate}) if that fails too.
-     */
-    public void settle() throws IOException {
-        if (behind == null) {
-            return;
-        }
-        synchronized (lock) {
-            waitUntil(this::idle);
-            writeOwed();
-        }
-    }
-
-    /**
-     * For a truncation to {@code goodSize}: waits for the background thread, drops queued buffers
-     * at or past {@code goodSize} and writes the others here if the background failed.
-     */
-    private void settleBelow(long goodSize) throws IOException {
-        if (behind == null) {
-            return;
-        }
-        synchronized (lock) {
-            waitUntil(() -> !running);
-            while (!queue.isEmpty() && queue.peekLast().base >= goodSize) {
-                spares.push(queue.pollLast().buffer);
-            }
-            writeOwed();
-            behindFailure = null;
-        }
-    }
-
-    /** Writes what the background thread left (after a failure) on this thread; holds the lock. */
-    private void writeOwed() throws IOException {
-        Queued owed;
-        while ((owed = queue.peek()) != null) {
-            try {
-                owed.write();
-            } catch (IOException e) {
-                failed = true;
-                throw owed.failure(e);
-            }
-            queue.poll();
-            spares.push(owed.buffer);
-            written = owed.end();
-        }
-        behindFailure = null;
-    }
-
-    /** Nothing queued, or the background thread stopped at a failure; holds the lock. */
-    private boolean idle() {
-        return !running && (queue.isEmpty() || behindFailure != null);
-    }
-
-    /**
-     * Waits on the lock (held) until {@code condition}, through interrupts, keeping their status.
-     */
-    private void waitUntil(BooleanSupplier condition) {
-        boolean interrupted = false;
-        while (!condition.getAsBoolean()) {
-            try {
-                lock.wait();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /**
-     * A staging buffer waiting to be written: {@code length} bytes for file offset {@code base}.
-     */
-    private final class Queued {
-        final IoBuffer buffer;
-        final long base;
-        final int length;
-
-        Queued(IoBuffer buffer, long base, int length) {
-            this.buffer = buffer;
-            this.base = base;
-            this.length = length;
-        }
-
-        long end() {
-            return base + length;
-        }
-
-        /** Writes the whole buffer (again, after a failure: positional writes are idempotent). */
-        void write() throws IOException {
-            ByteBuffer bytes = buffer.buffer();
-            bytes.limit(length).position(0);
-            while (bytes.hasRemaining()) {
-                channel.write(bytes, base + bytes.position());
-            }
-        }
-
-        IOException failure(Throwable cause) {
-            return new IOException(
-                    "Error writing " + length + " bytes to " + file + " at offset " + base, cause);
-        }
     }
 
     private void checkUsable() throws IOException {
@@ -644,14 +308,9 @@ public final class LogWriter implements AutoCloseable {
     public void close() throws IOException {
         try {
             if (!failed && frameStart < 0) {
-                settle();
                 drain();
             }
         } finally {
-            synchronized (lock) {
-                // The buffers belong to the caller, who may free them once this returns.
-                waitUntil(() -> !running);
-            }
             channel.close();
         }
     }
