@@ -12,11 +12,9 @@ import java.util.Set;
  * <p>A timer queue set adds and removes a timer at nearly every element of a session window and
  * registers one per element on Q12-like triggers. A {@code HashMap<T, T>}, Flink's own choice, pays
  * an allocated node per add and, per probe, a load of the node before the key. Here a probe reads
- * the slot's hash, then the element only if the hash is equal, and a zero hash marks an empty slot
- * (a code of 0 is kept as 1): a probe that misses, as most registrations of a new timer do, reads
- * only the hash array, one cache miss where the table is larger than the caches. An add allocates
- * nothing. Removal shifts the probe run back (no tombstones), so probes stay short under any mix of
- * adds and removes. The table doubles past a load of 5/8 and halves below 1/8, never under {@value
+ * the slot's hash, then the element only if the hash is equal; an add allocates nothing. Removal
+ * shifts the probe run back (no tombstones), so probes stay short under any mix of adds and
+ * removes. The table doubles past a load of 5/8 and halves below 1/8, never under {@value
  * #MIN_CAPACITY} slots, so its heap follows the number of timers, not their history.
  *
  * <p>Not thread-safe; null elements are refused.
@@ -49,13 +47,13 @@ final class MemberTable<T> {
 
     /** The member equal to {@code element}, or null. */
     T get(Object element) {
-        int at = find(element, code(element));
+        int at = find(element, element.hashCode());
         return at >= 0 ? cast(elements[at]) : null;
     }
 
     /** Adds {@code element} if no equal member is present; returns that member, else null. */
     T putIfAbsent(T element) {
-        int hash = code(element);
+        int hash = element.hashCode();
         int at = find(element, hash);
         if (at >= 0) {
             return cast(elements[at]);
@@ -73,7 +71,7 @@ final class MemberTable<T> {
 
     /** Removes the member equal to {@code element} and returns it, or null if there is none. */
     T remove(Object element) {
-        int at = find(element, code(element));
+        int at = find(element, element.hashCode());
         if (at < 0) {
             return null;
         }
@@ -89,11 +87,11 @@ final class MemberTable<T> {
     private int find(Object element, int hash) {
         int at = slot(hash);
         while (true) {
-            int h = hashes[at];
-            if (h == 0) {
+            Object e = elements[at];
+            if (e == null) {
                 return -at - 1;
             }
-            if (h == hash && elements[at].equals(element)) {
+            if (hashes[at] == hash && e.equals(element)) {
                 return at;
             }
             at = (at + 1) & mask;
@@ -113,20 +111,19 @@ final class MemberTable<T> {
         int at = hole;
         while (true) {
             at = (at + 1) & mask;
-            int h = hashes[at];
-            if (h == 0) {
+            Object e = elements[at];
+            if (e == null) {
                 break;
             }
-            int home = slot(h);
+            int home = slot(hashes[at]);
             // The member at `at` may fill the hole if its home is not cyclically in (hole, at].
             if (((at - home) & mask) >= ((at - hole) & mask)) {
-                elements[hole] = elements[at];
-                hashes[hole] = h;
+                elements[hole] = e;
+                hashes[hole] = hashes[at];
                 hole = at;
             }
         }
         elements[hole] = null;
-        hashes[hole] = 0;
         size--;
         modifications++;
         if (elements.length > MIN_CAPACITY && size < (elements.length >>> 3)) {
@@ -144,19 +141,13 @@ final class MemberTable<T> {
             Object e = oldElements[i];
             if (e != null) {
                 int at = slot(oldHashes[i]);
-                while (hashes[at] != 0) {
+                while (elements[at] != null) {
                     at = (at + 1) & mask;
                 }
                 elements[at] = e;
                 hashes[at] = oldHashes[i];
             }
         }
-    }
-
-    /** The hash code stored for {@code element}: never 0, which marks an empty slot. */
-    private static int code(Object element) {
-        int h = element.hashCode();
-        return h == 0 ? 1 : h;
     }
 
     /** Home slot: the hash code mixed (Fibonacci hashing), since timers' codes vary in few bits. */
