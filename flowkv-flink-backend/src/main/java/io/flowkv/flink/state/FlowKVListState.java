@@ -133,17 +133,41 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
             if (cachedLists.sampleDue()) {
                 cachedLists.measured(sizeOf(entry.value));
             }
-            return entry.value;
+            return handOut(entry.value);
         }
         List<V> read = read();
         if (read == null) {
             cacheAtCurrentKey(cachedLists, currentNamespace(), noList(), false, false);
             return null;
         }
-        List<V> stored = compactCopy(read);
+        List<V> stored = cachedCopy(null, read);
         cachedLists.measured(sizeOf(stored));
         cacheAtCurrentKey(cachedLists, currentNamespace(), stored, false, true);
-        return stored;
+        return handOut(stored);
+    }
+
+    /** What {@code get} returns for a cached list: the list, or fresh pairs of a compact one. */
+    private static <V> List<V> handOut(List<V> cached) {
+        return cached instanceof TimeWindowPairs ? ((TimeWindowPairs) cached).copy() : cached;
+    }
+
+    /**
+     * The form in which to cache {@code values} at {@code entry} (null: a new entry): a merging
+     * window set of time windows as {@link TimeWindowPairs}, in the entry's own array when the size
+     * has not changed; any other list as a {@link #compactCopy}.
+     */
+    @SuppressWarnings("unchecked")
+    private static <K, N, V> List<V> cachedCopy(
+            ObjectCache.Entry<K, N, List<V>> entry, List<V> values) {
+        if (!TimeWindowPairs.fits(values)) {
+            return compactCopy(values);
+        }
+        if (entry != null
+                && entry.value instanceof TimeWindowPairs
+                && ((TimeWindowPairs) entry.value).refill(values)) {
+            return entry.value;
+        }
+        return (List<V>) TimeWindowPairs.of(values);
     }
 
     /**
@@ -212,7 +236,7 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
             ObjectCache.Entry<K, N, List<V>> entry =
                     cachedLists.get(backend.getCurrentKey(), currentNamespace());
             if (!values.isEmpty()) {
-                List<V> copy = compactCopy(values);
+                List<V> copy = cachedCopy(entry, values);
                 if (entry != null) {
                     entry.value = copy;
                     entry.dirty = true;
