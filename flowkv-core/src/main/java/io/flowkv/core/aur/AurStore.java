@@ -642,6 +642,7 @@ public final class AurStore implements ListStore, TriggerTimes {
      */
     private boolean batchRead(int requested, ValueConsumer consumer) throws IOException {
         ahead.settle();
+        writeBuffer.releaseSpares();
         long stamp = ++batchStamp;
         requestedId = requested;
         boolean cacheRequested = prefetch.plan(requested, stamp, readClock);
@@ -692,6 +693,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         long stamp = ++batchStamp;
         requestedId = NO_ID;
+        writeBuffer.releaseSpares();
         if (prefetch.planAhead(stamp, readClock) == 0) {
             // Nothing to bet on, or the buffer is still full of bets: look again later, and
             // less often each time it finds none.
@@ -1368,6 +1370,11 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     public long prefetchBufferBytes() {
         return prefetch.used();
+    }
+
+    /** Budget bytes the write buffer holds (for tests). */
+    long writeBufferBytes() {
+        return writeBuffer.memoryBytes();
     }
 
     @Override

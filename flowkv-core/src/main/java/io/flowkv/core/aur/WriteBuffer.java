@@ -221,13 +221,24 @@ final class WriteBuffer implements AutoCloseable {
         return dirty.getLong((long) i * DIRTY_ENTRY + FRAME_POSITION_OFFSET);
     }
 
-    /** Empties the buffer after a flush wrote every dirty window. */
+    /**
+     * Empties the buffer after a flush wrote every dirty window. Its chunks stay for the appends
+     * that follow ({@link OffHeapArena#recycle}) until {@link #releaseSpares}.
+     */
     void clear() {
         for (int i = 0; i < count; i++) {
             forget(window(i));
         }
         count = 0;
-        arena.reset();
+        arena.recycle();
+    }
+
+    /**
+     * Gives back the chunks kept since the last flush that no value has taken yet: before a read
+     * asks the budget for prefetched copies, which appends do not need while windows fire.
+     */
+    void releaseSpares() {
+        arena.releaseSpares();
     }
 
     /** Budget bytes held: the arena's chunks and the dirty list. */

@@ -149,6 +149,30 @@ public final class OffHeapArena implements AutoCloseable {
         usedBytes = 0;
     }
 
+    /**
+     * Forgets every record but keeps every chunk for the records that follow. A write buffer that
+     * fills again right after its flush then neither frees its chunks nor allocates and zeroes new
+     * ones each time (on the task thread, in memory the kernel must first map: measured at 3.5% of
+     * a session query's window thread). The chunks stay charged to the budget; {@link
+     * #releaseSpares} gives back those the records since have not taken.
+     */
+    public void recycle() {
+        current = -1;
+        currentOffset = 0;
+        usedBytes = 0;
+    }
+
+    /**
+     * Gives back to the budget every chunk after the one in use, or all but the first if none is:
+     * what {@link #recycle} kept that the arena does not hold records in.
+     */
+    public void releaseSpares() {
+        int keep = Math.max(current + 1, 1);
+        while (chunks.size() > keep) {
+            chunks.remove(chunks.size() - 1).close();
+        }
+    }
+
     /** Forgets every record and gives every chunk back to the budget; the arena stays usable. */
     public void releaseAll() {
         for (OffHeapBuffer chunk : chunks) {

@@ -68,6 +68,33 @@ class AurStoreTest {
         }
     }
 
+    /**
+     * A flush keeps the write buffer's chunks for the appends that follow; a read gives back those
+     * no append has taken again, so that prefetched copies have the budget while windows fire.
+     */
+    @Test
+    void shouldKeepWriteBufferChunksAcrossFlushesUntilARead() throws IOException {
+        open(options().writeBufferBytes(64 * 1024));
+        byte[] value = new byte[1000];
+        for (int i = 0; i < 60; i++) {
+            store.append(bytes("k" + (i % 5)), timeWindow(0, 10), value, i);
+        }
+        long filled = store.writeBufferBytes();
+        long used = budget.used();
+        assertThat(filled).isGreaterThan(48 * 1024);
+        store.flush();
+        assertThat(store.writeBufferBytes()).as("chunks kept by the flush").isEqualTo(filled);
+        for (int i = 0; i < 60; i++) {
+            store.append(bytes("k" + (i % 5)), timeWindow(0, 10), value, 100 + i);
+        }
+        assertThat(store.writeBufferBytes()).as("refilled in the same chunks").isEqualTo(filled);
+        assertThat(budget.used()).as("no new charge").isEqualTo(used);
+        store.flush();
+
+        assertThat(read(store, bytes("k0"), timeWindow(0, 10))).hasSize(24);
+        assertThat(store.writeBufferBytes()).as("after a read").isLessThan(filled - 32 * 1024);
+    }
+
     @Test
     void shouldReturnFlushedValuesThenBufferedValuesInAppendOrder() throws IOException {
         open(options());

@@ -324,7 +324,7 @@ class WriteBufferTest {
                 assertThat(values(buffer, id)).isEmpty();
                 assertThat(buffer.payloadBytes(id)).isZero();
             }
-            assertThat(buffer.memoryBytes()).as("extra chunks returned").isLessThan(held);
+            assertThat(buffer.memoryBytes()).as("chunks kept for the next appends").isEqualTo(held);
             assertThat(buffer.full(1 << 20)).as("empty buffer is never full").isFalse();
 
             add(buffer, w[2], "after");
@@ -333,6 +333,10 @@ class WriteBufferTest {
             assertThat(values(buffer, w[2])).containsExactly("after");
             assertThat(values(buffer, w[0])).containsExactly("again");
             assertThat(table.valueCount(w[2])).isEqualTo(1);
+            buffer.releaseSpares();
+            assertThat(buffer.memoryBytes()).as("spare chunks returned").isLessThan(held);
+            assertThat(values(buffer, w[2])).containsExactly("after");
+            assertThat(values(buffer, w[0])).containsExactly("again");
         }
     }
 

@@ -75,6 +75,44 @@ class OffHeapArenaTest {
         assertThat(budget.used()).isZero();
     }
 
+    /**
+     * A recycled arena keeps its chunks and fills them again in order without asking the budget;
+     * releasing the spares gives back the chunks the new records have not taken.
+     */
+    @Test
+    void shouldRefillRecycledChunksAndReleaseOnlyTheSpareOnes() {
+        MemoryBudget budget = new MemoryBudget(1 << 20);
+        try (OffHeapArena arena = new OffHeapArena(budget, 256)) {
+            for (int i = 0; i < 4; i++) {
+                arena.tryAllocate(200); // one chunk each
+            }
+            OffHeapBuffer second = arena.chunk(OffHeapArena.pack(1, 0));
+            assertThat(budget.used()).isEqualTo(1024);
+
+            arena.recycle();
+            assertThat(arena.usedBytes()).isZero();
+            assertThat(budget.used()).as("chunks kept").isEqualTo(1024);
+            long first = arena.tryAllocate(200);
+            long next = arena.tryAllocate(200);
+            assertThat(first).isEqualTo(OffHeapArena.pack(0, 0));
+            assertThat(next).isEqualTo(OffHeapArena.pack(1, 0));
+            assertThat(arena.chunk(next)).as("the kept chunk, not a new one").isSameAs(second);
+            arena.putLong(next, 0, 99);
+            assertThat(budget.used()).isEqualTo(1024);
+
+            arena.releaseSpares();
+            assertThat(budget.used()).as("the two chunks in use").isEqualTo(512);
+            assertThat(arena.getLong(next, 0)).isEqualTo(99);
+            assertThat(arena.tryAllocate(200)).isEqualTo(OffHeapArena.pack(2, 0));
+            assertThat(budget.used()).isEqualTo(768);
+
+            arena.recycle();
+            arena.releaseSpares();
+            assertThat(budget.used()).as("an idle arena keeps its first chunk").isEqualTo(256);
+        }
+        assertThat(budget.used()).isZero();
+    }
+
     @Test
     void shouldGiveOversizedRecordsAChunkOfTheirOwn() {
         MemoryBudget budget = new MemoryBudget(1 << 20);
