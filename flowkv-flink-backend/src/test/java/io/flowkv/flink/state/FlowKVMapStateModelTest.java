@@ -4,6 +4,7 @@ import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.FlowKVStateBackend;
 import io.flowkv.flink.TestBackends;
+import io.flowkv.flink.TestSeeds;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.state.MapState;
@@ -77,11 +78,7 @@ class FlowKVMapStateModelTest {
     @ParameterizedTest(name = "{0} user keys")
     @ValueSource(ints = {2_500, 40})
     void shouldMatchHashMapModelUnderRandomOperations(int userKeys) throws Exception {
-        Long replay = Long.getLong("flowkv.seed");
-        long seed =
-                replay != null
-                        ? replay
-                        : System.getenv("CI") != null ? 20261124L : System.nanoTime();
+        long seed = TestSeeds.seed(20261124L);
         String at =
                 userKeys + " user keys, seed " + seed + " (replay with -Dflowkv.seed=" + seed + ")";
         System.out.println("FlowKVMapStateModelTest " + at);
