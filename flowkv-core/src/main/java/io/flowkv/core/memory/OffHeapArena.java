@@ -141,12 +141,8 @@ public final class OffHeapArena implements AutoCloseable {
      * the rest to the budget, so an idle store holds at most one chunk.
      */
     public void reset() {
-        while (chunks.size() > 1) {
-            chunks.remove(chunks.size() - 1).close();
-        }
-        current = -1;
-        currentOffset = 0;
-        usedBytes = 0;
+        recycle();
+        releaseSpares();
     }
 
     /**
