@@ -616,10 +616,16 @@ public final class AarStore implements ListStore {
         stats.addDeadBytes(removeBytes);
     }
 
-    /** Frees memory for an allocation that the budget refused: flush, then evict loaded data. */
+    /**
+     * Frees memory for an allocation that the budget refused: settle the flush in the background,
+     * give back the spare write-buffer arena, flush, then evict loaded data.
+     */
     private boolean relieve(AarPartition keep) throws IOException {
         if (!flushing.isEmpty()) {
             settle();
+            return true;
+        }
+        if (buffer.releaseSpare()) {
             return true;
         }
         if (buffer.usedBytes() > 0) {
@@ -703,6 +709,11 @@ public final class AarStore implements ListStore {
     /** Windows with any live or not yet deleted data. */
     public int windowCount() {
         return windows.size();
+    }
+
+    /** Budget bytes the spare write-buffer arena keeps for the next generation (for tests). */
+    long spareWriteBufferBytes() {
+        return buffer.spareBytes();
     }
 
     /** The live windows, for tests of their bookkeeping. */

@@ -32,6 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  */
 class AarBackgroundFlushTest {
     private static final long WRITE_BUFFER = 16 << 10;
+    private static final long SMALL_BUDGET = 96 << 10;
+    private static final int LARGE_VALUE = 60 << 10;
 
     @TempDir Path dir;
 
@@ -168,6 +170,35 @@ class AarBackgroundFlushTest {
         }
 
         assertThat(writers).containsExactly(Thread.currentThread().getName());
+    }
+
+    @Test
+    void shouldGiveTheSpareBackWhenTheBudgetRefusesARecord() throws IOException {
+        MemoryBudget small = new MemoryBudget(SMALL_BUDGET);
+        AarStoreOptions tight =
+                AarStoreOptions.builder(dir.resolve("tight"))
+                        .partitions(1)
+                        .writeBufferBytes(WRITE_BUFFER)
+                        .ioBufferBytes(4096)
+                        .backgroundFlush(true)
+                        .build();
+        try (AarStore s = AarStore.open(tight, small)) {
+            for (int i = 0; i < 170; i++) {
+                append(s, "k", "w", value(i));
+            }
+            // A read settles the flush in the background: its arena is the spare now.
+            assertThat(values(s, "k", "w")).hasSize(170);
+            assertThat(s.spareWriteBufferBytes()).isPositive();
+
+            // A record this large fits the budget only once the spare is given back.
+            String large = "y".repeat(LARGE_VALUE);
+            append(s, "k", "w", large);
+
+            assertThat(s.spareWriteBufferBytes()).as("spare given back").isZero();
+            List<String> read = values(s, "k", "w");
+            assertThat(read).hasSize(171).endsWith(large);
+        }
+        assertThat(small.used()).as("small budget after close").isZero();
     }
 
     private List<String> readAll() throws IOException {
