@@ -134,6 +134,10 @@ final class PartitionLoader implements AutoCloseable {
     }
 
     private void makeRoom(AarPartition p) {
+        // The spare write-buffer arena goes first: windows fire, and the memory it frees is what
+        // the load's chunks are then allocated from, already mapped. Kept through a load, it left
+        // the load only fresh memory to fault in, and q7 ran at 0.8x.
+        buffer.releaseSpare();
         long estimate = p.totalSegmentBytes() + p.totalSegmentBytes() / 2 + 4096;
         while (!loaded.isEmpty()
                 && budget.available() - estimate < pressure.writeBufferHeadroom()) {

@@ -84,20 +84,22 @@ final class WriteBuffer implements AutoCloseable {
         if (p.chainHead == NO_RECORD) {
             return true;
         }
-        ChainIndex index =
-                ChainIndex.build(
-                        budget,
-                        records,
-                        p.chainHead,
-                        p.chainTail,
-                        p.bufferedAppends,
-                        p.chainRecords);
+        ChainIndex index = buildIndex(p);
+        if (index == null && releaseSpare()) {
+            // The spare arena goes before the chain: without an index it is flushed and read back.
+            index = buildIndex(p);
+        }
         if (index == null) {
             return false;
         }
         p.chainIndex = index;
         chainIndexBytes += index.memoryBytes();
         return true;
+    }
+
+    private ChainIndex buildIndex(AarPartition p) {
+        return ChainIndex.build(
+                budget, records, p.chainHead, p.chainTail, p.bufferedAppends, p.chainRecords);
     }
 
     /** Frees the partition's chain index, if any; before its chain is detached. */

@@ -33,7 +33,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 class AarBackgroundFlushTest {
     private static final long WRITE_BUFFER = 16 << 10;
     private static final long SMALL_BUDGET = 96 << 10;
-    private static final int LARGE_VALUE = 60 << 10;
 
     @TempDir Path dir;
 
@@ -186,12 +185,16 @@ class AarBackgroundFlushTest {
             for (int i = 0; i < 170; i++) {
                 append(s, "k", "w", value(i));
             }
-            // A read settles the flush in the background: its arena is the spare now.
-            assertThat(values(s, "k", "w")).hasSize(170);
-            assertThat(s.spareWriteBufferBytes()).isPositive();
+            // A read settles the flush in the background: its arena is the spare now. (A read
+            // that loads a partition from disk would give the spare back first.)
+            assertThat(values(s, "k", "none")).isEmpty();
+            long spare = s.spareWriteBufferBytes();
+            assertThat(spare).isPositive();
 
-            // A record this large fits the budget only once the spare is given back.
-            String large = "y".repeat(LARGE_VALUE);
+            // A record this large fits the budget (less its headroom) only once the spare is given
+            // back.
+            int length = (int) (small.available() - SMALL_BUDGET / 16 + spare / 2);
+            String large = "y".repeat(length);
             append(s, "k", "w", large);
 
             assertThat(s.spareWriteBufferBytes()).as("spare given back").isZero();
@@ -199,6 +202,21 @@ class AarBackgroundFlushTest {
             assertThat(read).hasSize(171).endsWith(large);
         }
         assertThat(small.used()).as("small budget after close").isZero();
+    }
+
+    @Test
+    void shouldGiveTheSpareBackBeforeLoadingAPartitionFromDisk() throws IOException {
+        open(true);
+        gate.countDown();
+        for (int i = 0; i < 170; i++) {
+            append(store, "k", "w", value(i));
+        }
+        assertThat(values(store, "k", "none")).isEmpty();
+        assertThat(store.spareWriteBufferBytes()).isPositive();
+
+        assertThat(values(store, "k", "w")).hasSize(170);
+
+        assertThat(store.spareWriteBufferBytes()).as("spare after a load").isZero();
     }
 
     private List<String> readAll() throws IOException {
