@@ -328,7 +328,7 @@ final class WriteBuffer implements AutoCloseable {
      * as the spare that the next generation fills. A full buffer thus neither frees its chunks nor
      * allocates, zeroes and page-faults new ones at every flush (9% of a Q8 join thread). The spare
      * stays charged to the budget until {@link #releaseSpare}, which the store calls whenever the
-     * budget refuses it memory.
+     * budget refuses it memory and before it loads a partition from disk.
      */
     void releaseGeneration() {
         if (generationInFlight) {

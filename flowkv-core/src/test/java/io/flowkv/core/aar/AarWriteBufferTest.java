@@ -56,17 +56,43 @@ class AarWriteBufferTest {
         assertThat(buffer.releaseSpare()).as("nothing left to give").isFalse();
     }
 
+    @Test
+    void shouldGiveTheSpareBackToIndexAFiringWindowsChain() {
+        fillAndFlush(0, 3 * RECORDS);
+        fill(1, 3 * RECORDS);
+        long spare = buffer.spareBytes();
+        assertThat(spare).isPositive();
+        // Everything else is taken: the chain's index fits only in what the spare gives back.
+        long hog = budget.available() - 1024;
+        assertThat(budget.tryReserve(hog)).isTrue();
+        try {
+            assertThat(buffer.indexChain(partition, 0)).as("chain indexed").isTrue();
+            assertThat(buffer.spareBytes()).as("spare given back").isZero();
+        } finally {
+            buffer.dropIndex(partition);
+            budget.release(hog);
+        }
+    }
+
     /** Appends a generation, hands it to a flush and settles that flush. */
     private void fillAndFlush(int generation) {
-        fill(generation);
+        fillAndFlush(generation, RECORDS);
+    }
+
+    private void fillAndFlush(int generation, int records) {
+        fill(generation, records);
         partition.detachChain();
         buffer.detachGeneration();
         buffer.releaseGeneration();
     }
 
     private void fill(int generation) {
+        fill(generation, RECORDS);
+    }
+
+    private void fill(int generation, int records) {
         byte[] key = "key".getBytes(StandardCharsets.UTF_8);
-        for (int i = 0; i < RECORDS; i++) {
+        for (int i = 0; i < records; i++) {
             byte[] value =
                     (generation + "-" + i + "-" + "v".repeat(80)).getBytes(StandardCharsets.UTF_8);
             long pos = buffer.tryAppend(partition, AarRecordDescriptor.APPEND, 42L, key, value);
