@@ -17,10 +17,15 @@ public final class TestSeeds {
 
     /** The first seed of a run: the replayed one, the CI base, or a fresh one. */
     public static long base() {
+        return base(CI_BASE_SEED);
+    }
+
+    /** As {@link #base()}, with a test's own seed under CI. */
+    public static long base(long ciSeed) {
         Long fixed = replayed();
         if (fixed != null) {
             return fixed;
         }
-        return System.getenv("CI") != null ? CI_BASE_SEED : System.nanoTime();
+        return System.getenv("CI") != null ? ciSeed : System.nanoTime();
     }
 }

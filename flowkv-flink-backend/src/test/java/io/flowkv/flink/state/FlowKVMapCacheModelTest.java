@@ -1,9 +1,9 @@
 package io.flowkv.flink.state;
 
+import io.flowkv.core.TestSeeds;
 import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.TestBackends;
-import io.flowkv.flink.TestSeeds;
 import io.flowkv.flink.storage.StoreSelector;
 
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -63,7 +63,7 @@ class FlowKVMapCacheModelTest {
     @ParameterizedTest(name = "cache of {0} bytes")
     @ValueSource(longs = {2048, 0})
     void shouldMatchTheModelUnderRandomOperations(long cacheBytes) throws Exception {
-        long seed = TestSeeds.seed(20261128L);
+        long seed = TestSeeds.base(20261128L);
         String at = "cache " + cacheBytes + ", seed " + seed + " (-Dflowkv.seed=" + seed + ")";
         System.out.println("FlowKVMapCacheModelTest " + at);
         SplittableRandom random = new SplittableRandom(seed);

@@ -1,9 +1,9 @@
 package io.flowkv.flink.state;
 
+import io.flowkv.core.TestSeeds;
 import io.flowkv.flink.FlowKVKeyedStateBackend;
 import io.flowkv.flink.FlowKVOptions;
 import io.flowkv.flink.TestBackends;
-import io.flowkv.flink.TestSeeds;
 import io.flowkv.flink.storage.StoreSelector;
 
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -63,7 +63,7 @@ class TimeWindowPairsCacheTest {
     @ParameterizedTest(name = "cache of {0} bytes")
     @ValueSource(longs = {2048, 1 << 20})
     void shouldMatchTheModelUnderRandomReplacements(long cacheBytes) throws Exception {
-        long seed = TestSeeds.seed(20261129L);
+        long seed = TestSeeds.base(20261129L);
         String at = "cache " + cacheBytes + ", seed " + seed + " (-Dflowkv.seed=" + seed + ")";
         System.out.println("TimeWindowPairsCacheTest " + at);
         SplittableRandom random = new SplittableRandom(seed);
