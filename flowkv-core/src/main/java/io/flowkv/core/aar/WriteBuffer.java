@@ -342,7 +342,7 @@ final class WriteBuffer implements AutoCloseable {
      * freed any budget.
      */
     boolean releaseSpare() {
-        if (generationInFlight || flushing.reservedBytes() == 0) {
+        if (spareBytes() == 0) {
             return false;
         }
         flushing.releaseAll();
