@@ -36,10 +36,26 @@ final class PrefetchBuffer implements AutoCloseable {
     /** Load order of the copies, to evict the oldest first. */
     private long loadStamp;
 
-    /** Null until the first bet. */
+    /**
+     * Null until the first bet. Holds the ranking of the last pass over every window, nearest
+     * first, in {@code [0, ranked)}; the bets of the read now running are {@code [betStart,
+     * betStart + betCount)} of it.
+     */
     private OffHeapLongArray bets;
 
+    private int betStart;
     private int betCount;
+
+    /** Windows the last pass ranked; those from {@link #rankCursor} on are not yet bet on. */
+    private int ranked;
+
+    private int rankCursor;
+
+    /** {@link WindowStatTable#rankChanges()} when the last pass ran. */
+    private long rankedAt;
+
+    /** Passes over every window so far (for tests). */
+    private long passes;
 
     /** The read ahead whose windows' copies this must not touch while it runs; null: none. */
     private ReadAhead ahead;
@@ -73,7 +89,8 @@ final class PrefetchBuffer implements AutoCloseable {
         boolean cacheRequested = need <= limit - used;
         long room = limit - used - (cacheRequested ? need : 0);
         table.setBatchStamp(requested, stamp);
-        keepBets(selectPredicted(requested, now), room, stamp);
+        rank(requested, now);
+        keepBets(room, stamp, requested);
         return cacheRequested;
     }
 
@@ -81,23 +98,71 @@ final class PrefetchBuffer implements AutoCloseable {
      * Plans a read ahead of any miss: drops the copies already served and bets on the predicted
      * windows that fit the room left, marking them with {@code stamp}. Returns the bets; none while
      * less than a quarter of the buffer is free.
+     *
+     * <p>The windows are ranked by a pass over all of them, which the next read ahead reuses, from
+     * where this one stopped, as long as no window's trigger time or eligibility changed since
+     * ({@link WindowStatTable#rankChanges()}). When windows fire back to back, at the end of the
+     * input or on a watermark's jump, nothing changes between reads ahead, and one pass serves them
+     * all instead of one pass each (which made the firing quadratic in the live windows).
      */
     int planAhead(long stamp, long now) {
         evictServed();
         long room = limit - used;
+        betStart = 0;
         betCount = 0;
         if (room < limit / 4) {
             return 0;
         }
-        keepBets(selectPredicted(NO_ID, now), room, stamp);
+        boolean reused = rankingCurrent();
+        if (!reused) {
+            rank(NO_ID, now);
+        }
+        if (!keepBets(room, stamp, NO_ID) && reused) {
+            // The ranking ran out of windows before the room did: a pass may find more.
+            dropBets();
+            rank(NO_ID, now);
+            keepBets(room, stamp, NO_ID);
+        }
         return betCount;
     }
 
-    /** Keeps the nearest of the {@code predicted} bets whose bytes fit {@code room}. */
-    private void keepBets(int predicted, long room, long stamp) {
-        int kept = 0;
-        for (int i = 0; i < predicted; i++) {
-            int id = betId(i);
+    /** Passes over every window that ranked them so far (for tests). */
+    long passes() {
+        return passes;
+    }
+
+    /** Whether the windows not yet bet on from the last pass are still ranked right. */
+    private boolean rankingCurrent() {
+        return rankCursor < ranked && rankedAt == table.rankChanges();
+    }
+
+    /** Ranks the windows now (a pass over all of them): see {@link #selectPredicted}. */
+    private void rank(int requested, long now) {
+        passes++;
+        ranked = selectPredicted(requested, now);
+        rankCursor = 0;
+        rankedAt = table.rankChanges();
+    }
+
+    /**
+     * Keeps, from the ranking's cursor on, the nearest windows still to bet on whose bytes fit
+     * {@code room}, at most {@code readBatchRatio x live windows} of them, and moves the cursor
+     * past them. Windows that stopped being candidates since the ranking (fired, read, prefetched)
+     * are passed over. Returns false if the ranking ran out first (neither the room nor the limit
+     * stopped it).
+     */
+    private boolean keepBets(long room, long stamp, int requested) {
+        int limit = predictionLimit();
+        int kept = rankCursor;
+        int at = rankCursor;
+        int candidates = 0;
+        while (at < ranked && candidates < limit) {
+            int id = (int) bets.get(2L * at + 1);
+            if (id == requested || !candidate(id)) {
+                at++;
+                continue;
+            }
+            candidates++;
             long bytes = table.diskBytes(id);
             if (bytes > room) {
                 // The prefetch buffer bounds N: load fewer windows rather than exceed it.
@@ -105,9 +170,34 @@ final class PrefetchBuffer implements AutoCloseable {
             }
             room -= bytes;
             table.setBatchStamp(id, stamp);
+            if (kept != at) {
+                setBet(kept, betRank(at), id);
+            }
             kept++;
+            at++;
         }
-        betCount = kept;
+        betStart = rankCursor;
+        betCount = kept - rankCursor;
+        rankCursor = at;
+        return at < ranked || candidates == limit;
+    }
+
+    /**
+     * Whether a window may be bet on: it has flushed data and a known ETT, and is neither
+     * prefetched nor read since its last append.
+     */
+    private boolean candidate(int id) {
+        return table.packedEtt(id) != TriggerTimePredictor.UNKNOWN
+                && table.inUse(id)
+                && table.diskBytes(id) != 0
+                && table.prefetched(id) == null
+                && (table.flags(id) & SERVED) == 0;
+    }
+
+    /** {@code readBatchRatio x live windows}, the most windows one read bets on. */
+    private int predictionLimit() {
+        return (int)
+                Math.min(Integer.MAX_VALUE - 8, (long) Math.ceil(readBatchRatio * table.size()));
     }
 
     /**
@@ -126,11 +216,7 @@ final class PrefetchBuffer implements AutoCloseable {
             // No other window has a trigger time to bet on: skip the pass over every window.
             return 0;
         }
-        int n =
-                (int)
-                        Math.min(
-                                Integer.MAX_VALUE - 8,
-                                (long) Math.ceil(readBatchRatio * table.size()));
+        int n = predictionLimit();
         bets = PairHeap.withRoom(budget, bets, n, 0);
         // A full budget shrinks the bet, as a full prefetch buffer does: predict fewer.
         n = Math.min(n, PairHeap.capacity(bets));
@@ -149,10 +235,7 @@ final class PrefetchBuffer implements AutoCloseable {
             if (size == n && rank >= betRank(0)) {
                 continue;
             }
-            if (!table.inUse(id)
-                    || table.diskBytes(id) == 0
-                    || table.prefetched(id) != null
-                    || (table.flags(id) & SERVED) != 0) {
+            if (!candidate(id)) {
                 continue;
             }
             if (size < n) {
@@ -174,15 +257,17 @@ final class PrefetchBuffer implements AutoCloseable {
 
     /** The {@code i}-th window bet on, nearest to its trigger first. */
     int betId(int i) {
-        return (int) bets.get(2L * i + 1);
+        return (int) bets.get(2L * (betStart + i) + 1);
     }
 
-    /** Forgets the bets of the read now running and their marks. */
+    /** Forgets the bets of the read now running and their marks, and the ranking they came from. */
     void dropBets() {
         for (int i = 0; i < betCount; i++) {
             table.setBatchStamp(betId(i), 0);
         }
         betCount = 0;
+        ranked = 0;
+        rankCursor = 0;
     }
 
     private long betRank(int i) {
@@ -306,5 +391,8 @@ final class PrefetchBuffer implements AutoCloseable {
             bets.close();
             bets = null;
         }
+        ranked = 0;
+        rankCursor = 0;
+        betCount = 0;
     }
 }

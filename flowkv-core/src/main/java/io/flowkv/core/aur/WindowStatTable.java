@@ -94,6 +94,9 @@ final class WindowStatTable {
     private int size;
     private int knownEtts;
 
+    /** See {@link #rankChanges()}. */
+    private long rankChanges;
+
     /** The windows with a prefetched copy: id, copy and load stamp per entry, dense. */
     private int[] prefetchIds = new int[16];
 
@@ -190,6 +193,16 @@ final class WindowStatTable {
     /** Windows whose ETT is known: none means no read has anything to bet on. */
     int knownTriggerTimes() {
         return knownEtts;
+    }
+
+    /**
+     * Counts the changes that can move a window up the prefetch's ranking or make it a candidate
+     * again: a new known ETT, a window's first flushed bytes, an append after a read, a prefetched
+     * copy dropped unread. A ranking taken while this stays the same is still right for the windows
+     * that are still candidates (see {@link PrefetchBuffer#planAhead}).
+     */
+    long rankChanges() {
+        return rankChanges;
     }
 
     byte[] key(int id) {
@@ -408,6 +421,9 @@ final class WindowStatTable {
         knownEtts +=
                 (ett != TriggerTimePredictor.UNKNOWN ? 1 : 0)
                         - (old != TriggerTimePredictor.UNKNOWN ? 1 : 0);
+        if (ett != TriggerTimePredictor.UNKNOWN && ett != old) {
+            rankChanges++;
+        }
         putLong(id, ETT, ett);
         triggerTimes.putLong(id, 0, ett);
     }
@@ -429,6 +445,9 @@ final class WindowStatTable {
     }
 
     void setDiskBytes(int id, long bytes) {
+        if (bytes != 0 && getLong(id, DISK_BYTES) == 0) {
+            rankChanges++;
+        }
         putLong(id, DISK_BYTES, bytes);
     }
 
@@ -490,6 +509,9 @@ final class WindowStatTable {
     }
 
     void setFlags(int id, int flags) {
+        if ((flags & SERVED) == 0 && (getInt(id, FLAGS) & SERVED) != 0) {
+            rankChanges++;
+        }
         putInt(id, FLAGS, flags);
     }
 
@@ -553,6 +575,10 @@ final class WindowStatTable {
         int p = getInt(id, PREFETCH_SLOT);
         if (p < 0) {
             return;
+        }
+        if ((getInt(id, FLAGS) & SERVED) == 0) {
+            // Dropped before it was read: the window may be bet on again.
+            rankChanges++;
         }
         int last = --prefetchCount;
         if (p != last) {
