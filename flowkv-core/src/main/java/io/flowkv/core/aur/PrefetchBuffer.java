@@ -25,6 +25,12 @@ final class PrefetchBuffer implements AutoCloseable {
     /** Which long of a bet pair is its rank. */
     private static final int BET_RANK = 0;
 
+    /**
+     * A pass ranks the windows for this many reads ahead of {@code readBatchRatio x live windows}
+     * each: while nothing changes, the next seven reads ahead take theirs from it.
+     */
+    static final int READS_PER_RANKING = 8;
+
     private final WindowStatTable table;
     private final MemoryBudget budget;
     private final long limit;
@@ -99,11 +105,12 @@ final class PrefetchBuffer implements AutoCloseable {
      * windows that fit the room left, marking them with {@code stamp}. Returns the bets; none while
      * less than a quarter of the buffer is free.
      *
-     * <p>The windows are ranked by a pass over all of them, which the next read ahead reuses, from
-     * where this one stopped, as long as no window's trigger time or eligibility changed since
-     * ({@link WindowStatTable#rankChanges()}). When windows fire back to back, at the end of the
-     * input or on a watermark's jump, nothing changes between reads ahead, and one pass serves them
-     * all instead of one pass each (which made the firing quadratic in the live windows).
+     * <p>The windows are ranked by a pass over all of them, for several reads ahead ({@value
+     * #READS_PER_RANKING}): the next read ahead goes on from where this one stopped, as long as no
+     * window's trigger time or eligibility changed since ({@link WindowStatTable#rankChanges()}).
+     * When windows fire back to back, at the end of the input or on a watermark's jump, nothing
+     * changes between reads ahead, and the store passes over every window once per eight reads
+     * ahead instead of at each.
      */
     int planAhead(long stamp, long now) {
         evictServed();
@@ -201,10 +208,11 @@ final class PrefetchBuffer implements AutoCloseable {
     }
 
     /**
-     * Puts into {@code betId(0..n)} the ids of the {@code readBatchRatio x live windows} windows
-     * nearest to their trigger, nearest first. Candidates have flushed data, are not prefetched,
-     * were not read since their last append, and have a known ETT. Time to ETT is {@code max(0, ett
-     * - now)}, ranked as {@code max(ett, now)} which orders the same without overflow.
+     * Puts into the ranking the ids of the {@value #READS_PER_RANKING} {@code x readBatchRatio x
+     * live windows} windows nearest to their trigger, nearest first, and returns how many.
+     * Candidates have flushed data, are not prefetched, were not read since their last append, and
+     * have a known ETT. Time to ETT is {@code max(0, ett - now)}, ranked as {@code max(ett, now)}
+     * which orders the same without overflow.
      */
     private int selectPredicted(int requested, long now) {
         if (readBatchRatio == 0.0
@@ -216,9 +224,14 @@ final class PrefetchBuffer implements AutoCloseable {
             // No other window has a trigger time to bet on: skip the pass over every window.
             return 0;
         }
-        int n = predictionLimit();
+        int perRead = predictionLimit();
+        int n = (int) Math.min(Integer.MAX_VALUE - 8, (long) READS_PER_RANKING * perRead);
         bets = PairHeap.withRoom(budget, bets, n, 0);
-        // A full budget shrinks the bet, as a full prefetch buffer does: predict fewer.
+        if (PairHeap.capacity(bets) < perRead) {
+            bets = PairHeap.withRoom(budget, bets, perRead, 0);
+        }
+        // A full budget shrinks the ranking, then the bet, as a full prefetch buffer does: predict
+        // fewer.
         n = Math.min(n, PairHeap.capacity(bets));
         if (n == 0) {
             return 0;

@@ -105,16 +105,21 @@ class PrefetchBufferTest {
      */
     @Test
     void readsAheadFromOneRankingWhileNothingChanges() {
+        // Room for about twenty windows of 1 to 100 bytes, under the batch ratio's fifty: the room
+        // binds, and a ranking (eight reads of fifty) lasts about twenty reads ahead.
+        readAheadScenario(1_000, 0.0025);
+        // Room for all: the batch ratio binds, twenty windows a read, eight reads a ranking.
+        readAheadScenario(1L << 40, 0.001);
+    }
+
+    private void readAheadScenario(long limit, double ratio) {
         long seed = System.nanoTime();
         SplittableRandom rnd = new SplittableRandom(seed);
         MemoryBudget budget = new MemoryBudget(32L << 20);
         WindowStatTable table =
                 new WindowStatTable(
                         budget, FileIo.DEFAULT, dir, AurStoreOptions.MIN_STAT_CACHE_BYTES, null);
-        // Room for about twenty windows of 1 to 100 bytes: the room binds before the batch ratio,
-        // and a ranking (2% of the windows) lasts about twenty reads ahead.
-        long limit = 1_000;
-        PrefetchBuffer prefetch = new PrefetchBuffer(table, budget, limit, 0.02);
+        PrefetchBuffer prefetch = new PrefetchBuffer(table, budget, limit, ratio);
         try {
             List<byte[]> keys = new ArrayList<>();
             for (int i = 0; i < 20_000; i++) {
@@ -184,7 +189,7 @@ class PrefetchBufferTest {
                     default:
                         break;
                 }
-                List<Integer> expected = expectedBets(table, 0.02, limit - prefetch.used());
+                List<Integer> expected = expectedBets(table, ratio, limit - prefetch.used());
                 long passesBefore = prefetch.passes();
                 prefetch.planAhead(step, 0);
                 List<Integer> bets = new ArrayList<>();
@@ -210,10 +215,10 @@ class PrefetchBufferTest {
                     table.setFlags(bet, table.flags(bet) | WindowStatTable.SERVED);
                 }
             }
-            // A ranking serves about twenty reads ahead unless a change or a drop ends it first.
+            // A ranking serves eight reads ahead or more unless a change or a drop ends it first.
             assertThat(passesWhenQuiet)
                     .as("passes in %d quiet steps, seed %d", quiet, seed)
-                    .isLessThan(quiet / 5);
+                    .isLessThan(quiet / 4);
         } finally {
             prefetch.close();
             table.release();
