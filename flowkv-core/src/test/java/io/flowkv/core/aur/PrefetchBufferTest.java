@@ -30,17 +30,11 @@ class PrefetchBufferTest {
         long seed = System.nanoTime();
         SplittableRandom rnd = new SplittableRandom(seed);
         MemoryBudget budget = new MemoryBudget(32L << 20);
-        WindowStatTable table =
-                new WindowStatTable(
-                        budget, FileIo.DEFAULT, dir, AurStoreOptions.MIN_STAT_CACHE_BYTES, null);
+        WindowStatTable table = newTable(budget);
         PrefetchBuffer prefetch = new PrefetchBuffer(table, budget, 1L << 40, 0.05);
         try {
-            List<byte[]> keys = new ArrayList<>();
-            for (int i = 0; i < 20_000; i++) {
-                byte[] key = ByteBuffer.allocate(8).putLong(i).array();
-                int id = table.insert(key, key, i);
-                keys.add(key);
-                assertThat(id).isEqualTo(i);
+            List<byte[]> keys = insertWindows(table, 20_000);
+            for (int id = 0; id < keys.size(); id++) {
                 if (rnd.nextInt(10) != 0) {
                     table.setEtt(id, 1 + rnd.nextLong(1L << 40));
                 }
@@ -116,18 +110,13 @@ class PrefetchBufferTest {
         long seed = System.nanoTime();
         SplittableRandom rnd = new SplittableRandom(seed);
         MemoryBudget budget = new MemoryBudget(32L << 20);
-        WindowStatTable table =
-                new WindowStatTable(
-                        budget, FileIo.DEFAULT, dir, AurStoreOptions.MIN_STAT_CACHE_BYTES, null);
+        WindowStatTable table = newTable(budget);
         PrefetchBuffer prefetch = new PrefetchBuffer(table, budget, limit, ratio);
         try {
-            List<byte[]> keys = new ArrayList<>();
-            for (int i = 0; i < 20_000; i++) {
-                byte[] key = ByteBuffer.allocate(8).putLong(i).array();
-                int id = table.insert(key, key, i);
-                keys.add(key);
+            List<byte[]> keys = insertWindows(table, 20_000);
+            for (int id = 0; id < keys.size(); id++) {
                 // Distinct trigger times: no two windows rank equal.
-                table.setEtt(id, FIRST_ETT + 20_000L * i + rnd.nextInt(20_000));
+                table.setEtt(id, FIRST_ETT + 20_000L * id + rnd.nextInt(20_000));
                 if (rnd.nextInt(8) != 0) {
                     table.setDiskBytes(id, 1 + rnd.nextInt(100));
                 }
@@ -224,6 +213,22 @@ class PrefetchBufferTest {
             table.release();
         }
         assertThat(budget.used()).isZero();
+    }
+
+    private WindowStatTable newTable(MemoryBudget budget) {
+        return new WindowStatTable(
+                budget, FileIo.DEFAULT, dir, AurStoreOptions.MIN_STAT_CACHE_BYTES, null);
+    }
+
+    /** Windows with ids 0 to {@code n - 1}, each its 8-byte key also as its window; their keys. */
+    private static List<byte[]> insertWindows(WindowStatTable table, int n) {
+        List<byte[]> keys = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            byte[] key = ByteBuffer.allocate(8).putLong(i).array();
+            assertThat(table.insert(key, key, i)).isEqualTo(i);
+            keys.add(key);
+        }
+        return keys;
     }
 
     /** Above it, the trigger times the windows start with; below it, those moved to the front. */
