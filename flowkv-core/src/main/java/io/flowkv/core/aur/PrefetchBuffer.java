@@ -155,15 +155,15 @@ final class PrefetchBuffer implements AutoCloseable {
      * Keeps, from the ranking's cursor on, the nearest windows still to bet on whose bytes fit
      * {@code room}, at most {@code readBatchRatio x live windows} of them, and moves the cursor
      * past them. Windows that stopped being candidates since the ranking (fired, read, prefetched)
-     * are passed over. Returns false if the ranking ran out first (neither the room nor the limit
-     * stopped it).
+     * are passed over. Returns false if the ranking ran out first (neither the room nor the batch
+     * ratio stopped it).
      */
     private boolean keepBets(long room, long stamp, int requested) {
-        int limit = predictionLimit();
+        int perRead = predictionLimit();
         int kept = rankCursor;
         int at = rankCursor;
         int candidates = 0;
-        while (at < ranked && candidates < limit) {
+        while (at < ranked && candidates < perRead) {
             int id = (int) bets.get(2L * at + 1);
             if (id == requested || !candidate(id)) {
                 at++;
@@ -186,7 +186,7 @@ final class PrefetchBuffer implements AutoCloseable {
         betStart = rankCursor;
         betCount = kept - rankCursor;
         rankCursor = at;
-        return at < ranked || candidates == limit;
+        return at < ranked || candidates == perRead;
     }
 
     /**
