@@ -128,16 +128,13 @@ final class Plans {
     static final List<Query> RESTORE_QUERIES =
             List.of(Query.Q7, Query.Q7_SESSION, Query.Q8, Query.Q11_MEDIAN);
 
-    /** A restore run fails at this share of its events. */
-    static final double FAIL_FRACTION = 0.8;
-
     /** The checkpoint interval of restore runs unless {@code --checkpoint-interval} says. */
     static final long RESTORE_CHECKPOINT_MS = 10_000;
 
     /**
      * Each query on each backend with one failure, repetitions interleaved: the run is planned for
-     * {@code --state-factor / FAIL_FRACTION} so that the state it holds when it fails, at {@link
-     * #FAIL_FRACTION} of its events, is {@code --state-factor} times managed memory.
+     * {@code --state-factor / --fail-at} so that the state it holds when it fails, at {@code
+     * --fail-at} of its events, is {@code --state-factor} times managed memory.
      */
     static List<RunSpec> restore(BenchOptions o, MemoryBudget budget) {
         if (!o.scale().equals("large")) {
@@ -156,9 +153,9 @@ final class Plans {
                                 q,
                                 "large",
                                 budget.managedBytes(),
-                                o.stateFactor() / FAIL_FRACTION,
+                                o.stateFactor() / o.failAt(),
                                 o.events());
-                long failAfter = (long) (p.events() * FAIL_FRACTION);
+                long failAfter = (long) (p.events() * o.failAt());
                 for (String b : o.backends()) {
                     out.add(
                             new RunSpec(

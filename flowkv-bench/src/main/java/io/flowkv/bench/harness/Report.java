@@ -643,8 +643,11 @@ final class Report {
         md.append("## Restore after a failure\n\n");
         md.append(
                 "Each run checkpoints (incremental) and fails once (`NexmarkRunner --fail-after`):"
-                        + " at 80% of the events, when the window state is about the state factor"
-                        + " times managed memory, the sources are held to a trickle, a checkpoint"
+                        + " at "
+                        + failShare(rows)
+                        + " of the events (`--fail-at`), when the window state is about the state"
+                        + " factor times managed memory, the sources are held to a trickle, a"
+                        + " checkpoint"
                         + " is triggered, and the first event after it completes throws. Flink"
                         + " restarts at once and restores that checkpoint. *restore*: from the"
                         + " failure until every subtask had restored its state and ran again"
@@ -697,6 +700,26 @@ final class Report {
             }
         }
         md.append('\n');
+    }
+
+    /**
+     * The share of their events at which the runs failed, e.g. "50%" (the median over the runs;
+     * "n/a" when none says): the rest of the events is the time the runs had to become steady.
+     */
+    static String failShare(List<Row> rows) {
+        List<Double> shares = new ArrayList<>();
+        for (Row r : rows) {
+            String failed = r.get(Column.FAILED_AT_EVENTS);
+            String events = r.get(Column.EVENTS);
+            if (failed == null || failed.isEmpty() || events == null || events.isEmpty()) {
+                continue;
+            }
+            double e = Double.parseDouble(events);
+            if (e > 0) {
+                shares.add(Double.parseDouble(failed) / e);
+            }
+        }
+        return shares.isEmpty() ? "n/a" : fmt("%.0f%%", 100 * Stats.median(shares));
     }
 
     /** The median state a backend's restore runs restored, in MB. */

@@ -43,9 +43,9 @@ class RestorePlanTest {
             assertThat(r.experiment()).isEqualTo("restore");
             assertThat(r.setting()).isEqualTo("state-factor=10");
             assertThat(r.checkpointIntervalMs()).isEqualTo(Plans.RESTORE_CHECKPOINT_MS);
-            assertThat(r.failAfterEvents()).isEqualTo((long) (r.plan().events() * 0.8));
-            // Planned so that 80% of the run holds ten times managed memory.
-            double atFailure = 0.8 * r.plan().stateEstimateBytes() / budget.managedBytes();
+            assertThat(r.failAfterEvents()).isEqualTo((long) (r.plan().events() * 0.5));
+            // Planned so that half the run holds ten times managed memory.
+            double atFailure = 0.5 * r.plan().stateEstimateBytes() / budget.managedBytes();
             assertThat(atFailure).isBetween(9.0, 11.5);
         }
         ChildRun.Env env =
@@ -56,6 +56,63 @@ class RestorePlanTest {
         assertThat(i).isPositive();
         assertThat(cmd.get(i + 1)).isEqualTo(Long.toString(runs.get(0).failAfterEvents()));
         assertThat(cmd).contains("--checkpoint-interval", "10000ms");
+    }
+
+    @Test
+    void shouldFailAtTheShareFailAtGives() {
+        MemoryBudget budget = MemoryBudget.forProcessSize("2g", "128m");
+        List<RunSpec> at8 =
+                Plans.of(
+                        "restore",
+                        BenchOptions.parse(
+                                new String[] {
+                                    "--restore",
+                                    "--scale",
+                                    "large",
+                                    "--queries",
+                                    "q8",
+                                    "--backends",
+                                    "flowkv",
+                                    "--reps",
+                                    "1",
+                                    "--fail-at",
+                                    "0.8"
+                                }),
+                        budget);
+        List<RunSpec> at5 =
+                Plans.of(
+                        "restore",
+                        BenchOptions.parse(
+                                new String[] {
+                                    "--restore",
+                                    "--scale",
+                                    "large",
+                                    "--queries",
+                                    "q8",
+                                    "--backends",
+                                    "flowkv",
+                                    "--reps",
+                                    "1"
+                                }),
+                        budget);
+        RunSpec late = at8.get(0);
+        RunSpec half = at5.get(0);
+        assertThat(late.failAfterEvents()).isEqualTo((long) (late.plan().events() * 0.8));
+        // The same state when each fails; the earlier failure leaves more events after it.
+        assertThat((double) late.failAfterEvents())
+                .isCloseTo(
+                        half.failAfterEvents(), org.assertj.core.data.Percentage.withPercentage(2));
+        assertThat(half.plan().events() - half.failAfterEvents())
+                .isGreaterThan(3 * (late.plan().events() - late.failAfterEvents()));
+    }
+
+    @Test
+    void shouldRefuseAFailAtOutsideTheRun() {
+        for (String v : new String[] {"0", "1", "1.5", "-0.2", "half"}) {
+            assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--restore", "--fail-at", v}))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("--fail-at");
+        }
     }
 
     @Test
@@ -81,6 +138,7 @@ class RestorePlanTest {
         String md = Files.readString(out.resolve("README.md"));
         assertThat(md)
                 .contains("## Restore after a failure")
+                .contains("at 50% of the events (`--fail-at`)")
                 .contains(
                         "| q7 | state-factor=4 | 500 MB | flowkv | 420 (410–430) | 300 (300–300)"
                                 + " | 600 (600–600) | 200 (200–200) | 1.95x |")
@@ -90,7 +148,7 @@ class RestorePlanTest {
     private static Row restore(String backend, int rep, long restoreMs, long steadyMs) {
         return SummaryTest.run("restore", Query.Q7.id(), backend, rep, Row.OK, 100_000, "c")
                 .set(Column.SETTING, "state-factor=4")
-                .set(Column.FAILED_AT_EVENTS, 800_000)
+                .set(Column.FAILED_AT_EVENTS, 500)
                 .set(Column.RESTORED_BYTES, 500_000_000)
                 .set(Column.RESTORE_MS, restoreMs)
                 .set(Column.INIT_STATE_MS, 300)
