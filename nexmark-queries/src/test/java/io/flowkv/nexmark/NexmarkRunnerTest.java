@@ -1,13 +1,37 @@
 package io.flowkv.nexmark;
 
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class NexmarkRunnerTest {
+
+    @Test
+    void shouldRestartARestoreRunOnceAndTolerateLaterCheckpointFailures() {
+        Configuration conf = new Configuration();
+        NexmarkRunner.configureRestoreRun(conf);
+        assertThat(conf.get(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS))
+                .isEqualTo(1);
+        assertThat(conf.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER))
+                .isEqualTo(Integer.MAX_VALUE);
+        // What --conf set stays.
+        Configuration given =
+                Configuration.fromMap(
+                        Map.of(
+                                "execution.checkpointing.tolerable-failed-checkpoints", "2",
+                                "restart-strategy.type", "none"));
+        NexmarkRunner.configureRestoreRun(given);
+        assertThat(given.get(CheckpointingOptions.TOLERABLE_FAILURE_NUMBER)).isEqualTo(2);
+        assertThat(given.get(RestartStrategyOptions.RESTART_STRATEGY)).isEqualTo("none");
+    }
 
     @Test
     void shouldParseEveryOption() {
@@ -69,7 +93,7 @@ class NexmarkRunnerTest {
                         });
         assertThat(o.conf())
                 .containsExactlyInAnyOrderEntriesOf(
-                        java.util.Map.of(
+                        Map.of(
                                 "state.backend.flowkv.read-batch-ratio", "0.1",
                                 "io.tmp.dirs", "/tmp/x=y"));
         assertThat(NexmarkRunner.Options.parse(new String[] {"q7"}).conf()).isEmpty();
