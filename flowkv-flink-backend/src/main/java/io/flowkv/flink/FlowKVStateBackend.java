@@ -348,8 +348,7 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                             uploads,
                             fileIo,
                             settings.restoreThreads(),
-                            settings.restoreInBackground(),
-                            settings.restoreBackgroundNice())
+                            settings.restoreInBackground())
                     .restore(parameters.getStateHandles());
         } else {
             new FlowKVRestoreOperation<>(target).restore(parameters.getStateHandles());
