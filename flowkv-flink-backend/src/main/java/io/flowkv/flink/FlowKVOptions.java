@@ -337,6 +337,24 @@ public final class FlowKVOptions {
                                     + "fetches every file before the subtask starts, and fails "
                                     + "at once on a bad file.");
 
+    public static final ConfigOption<Integer> RESTORE_BACKGROUND_NICE =
+            ConfigOptions.key("state.backend.flowkv.restore-background-nice")
+                    .intType()
+                    .defaultValue(19)
+                    .withDescription(
+                            "The Linux nice value of the restore-threads while they fetch in "
+                                    + "the background (restore-in-background): 19, the lowest "
+                                    + "priority, gives the cores to the restored job first, so "
+                                    + "it gets back to its full rate while the files arrive with "
+                                    + "the CPU it leaves; a file a store needs before its fetch "
+                                    + "thread took it is fetched on the store's own thread, at "
+                                    + "its priority. 0: the TaskManager's priority. Set per "
+                                    + "thread with renice; where that cannot be done (not Linux, "
+                                    + "no renice) the threads keep the TaskManager's priority "
+                                    + "and a warning says why. A fetch before the subtask starts "
+                                    + "(restore-in-background false, rescaling) always runs at "
+                                    + "the TaskManager's priority. Allowed: [0, 19].");
+
     /** Heap bytes a timer is taken to cost when the heap limit is derived from the JVM heap. */
     public static final int TIMER_HEAP_BYTES_ESTIMATE = 128;
 
@@ -436,6 +454,10 @@ public final class FlowKVOptions {
         int restoreThreads = config.get(RESTORE_THREADS);
         if (restoreThreads < 1 || restoreThreads > 64) {
             throw bad(RESTORE_THREADS, restoreThreads, "[1, 64]");
+        }
+        int nice = config.get(RESTORE_BACKGROUND_NICE);
+        if (nice < 0 || nice > 19) {
+            throw bad(RESTORE_BACKGROUND_NICE, nice, "[0, 19]");
         }
         config.getOptional(LOCAL_DIRECTORIES)
                 .ifPresent(

@@ -348,7 +348,8 @@ public class FlowKVStateBackend extends AbstractManagedMemoryStateBackend
                             uploads,
                             fileIo,
                             settings.restoreThreads(),
-                            settings.restoreInBackground())
+                            settings.restoreInBackground(),
+                            settings.restoreBackgroundNice())
                     .restore(parameters.getStateHandles());
         } else {
             new FlowKVRestoreOperation<>(target).restore(parameters.getStateHandles());

@@ -35,6 +35,7 @@ public record FlowKVSettings(
         long objectCacheBytes,
         int restoreThreads,
         boolean restoreInBackground,
+        int restoreBackgroundNice,
         Set<MetricsGroup> metricGroups,
         String fileIoFactory)
         implements Serializable {
@@ -83,6 +84,7 @@ public record FlowKVSettings(
                         .orElse(DERIVED),
                 config.get(FlowKVOptions.RESTORE_THREADS),
                 config.get(FlowKVOptions.RESTORE_IN_BACKGROUND),
+                config.get(FlowKVOptions.RESTORE_BACKGROUND_NICE),
                 MetricsGroup.enabledIn(config),
                 config.getOptional(FlowKVOptions.FILE_IO_FACTORY).orElse(null));
     }

@@ -75,23 +75,30 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
     private final RestoreFetch fetch;
     private final int threads;
     private final boolean inBackground;
+    private final int backgroundNice;
     private boolean keySerializerChecked;
 
     /**
      * {@code fetch}: the stores' file I/O, which fetches the files; {@code threads}: how many files
      * are fetched at once; {@code inBackground}: a restore in place returns before the store files
-     * are fetched ({@link RestoreFetch}).
+     * are fetched ({@link RestoreFetch}), on threads at nice value {@code backgroundNice}.
      */
     public FlowKVIncrementalRestoreOperation(
             RestoreTarget<K> target,
             UploadedFiles uploads,
             RestoreFetch fetch,
             int threads,
-            boolean inBackground) {
+            boolean inBackground,
+            int backgroundNice) {
         super(target);
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be >= 1: " + threads);
         }
+        if (backgroundNice < 0 || backgroundNice > ThreadNice.MAX) {
+            throw new IllegalArgumentException(
+                    "backgroundNice must be in [0, " + ThreadNice.MAX + "]: " + backgroundNice);
+        }
+        this.backgroundNice = backgroundNice;
         this.uploads = uploads;
         this.fetch = fetch;
         this.threads = threads;
@@ -212,8 +219,9 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
         long reopened = System.nanoTime();
         restoreTimers(metadata, base, fetch);
         deleteTimerFiles(metadata, base);
-        // The stores and timers are in: the rest of the files arrive while the subtask runs.
-        fetch.start(threads, label);
+        // The stores and timers are in: the rest of the files arrive while the subtask runs, with
+        // the CPU the subtask leaves.
+        fetch.start(threads, label, background ? backgroundNice : 0);
         uploads.restored(checkpointId, files);
         long bytes = 0;
         for (CheckpointMetadata.FileEntry entry : metadata.files()) {

@@ -92,6 +92,7 @@ public final class RestoreFetch implements FileIo, Closeable {
     private volatile String label;
 
     private final AtomicBoolean reported = new AtomicBoolean();
+    private final AtomicBoolean warnedNice = new AtomicBoolean();
     private final AtomicReference<IOException> failure = new AtomicReference<>();
     private final List<Thread> threads = new ArrayList<>();
 
@@ -125,7 +126,22 @@ public final class RestoreFetch implements FileIo, Closeable {
      * Starts fetching the files added and not fetched yet on up to {@code threadCount} threads, in
      * their order. {@code label} names the restore in the log.
      */
-    public synchronized void start(int threadCount, String label) {
+    public void start(int threadCount, String label) {
+        start(threadCount, label, 0);
+    }
+
+    /**
+     * As {@link #start(int, String)}, the fetch threads at Linux nice value {@code nice} (0: the
+     * TaskManager's own priority): while the subtask runs, a fetch in the background then takes
+     * only the CPU its threads leave. A file a store needs and no fetch thread has taken is fetched
+     * on the store's own thread, at its priority. Where the nice value cannot be set, the threads
+     * run at the TaskManager's priority and one warning says why.
+     */
+    public synchronized void start(int threadCount, String label, int nice) {
+        if (nice < 0 || nice > ThreadNice.MAX) {
+            throw new IllegalArgumentException(
+                    "nice must be in [0, " + ThreadNice.MAX + "]: " + nice);
+        }
         if (closed || queue.isEmpty()) {
             return;
         }
@@ -137,6 +153,9 @@ public final class RestoreFetch implements FileIo, Closeable {
             Thread thread =
                     new Thread(
                             () -> {
+                                if (nice > 0) {
+                                    lowerPriority(nice);
+                                }
                                 Pending next;
                                 while (!closed && (next = queue.poll()) != null) {
                                     fetchIfNew(next);
@@ -160,6 +179,18 @@ public final class RestoreFetch implements FileIo, Closeable {
             thread.setDaemon(true);
             threads.add(thread);
             thread.start();
+        }
+    }
+
+    /** Sets this fetch thread's nice value; warns once per restore where it cannot. */
+    private void lowerPriority(int nice) {
+        String problem = ThreadNice.lowerCurrentThread(nice);
+        if (problem != null && warnedNice.compareAndSet(false, true)) {
+            LOG.warn(
+                    "{}: the fetch threads run at the TaskManager's priority, not at nice {}: {}",
+                    label,
+                    nice,
+                    problem);
         }
     }
 

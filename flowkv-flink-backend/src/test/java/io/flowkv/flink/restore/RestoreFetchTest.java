@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@link RestoreFetch}: files arrive in the background; a store touching one waits for it or
@@ -91,6 +92,60 @@ class RestoreFetchTest {
         }
         assertThat(copiedBy.values()).allMatch(t -> t.startsWith("flowkv-restore-fetch-"));
         fetch.checkFailed();
+    }
+
+    @Test
+    void shouldFetchInTheBackgroundAtTheNiceValueGivenAndOnTheNeedingThreadAtItsOwn()
+            throws Exception {
+        assumeTrue(
+                ThreadNice.lowerCurrentThreadPossible(),
+                "per-thread nice values need Linux's /proc/thread-self and renice");
+        int own = ThreadNice.current();
+        ConcurrentHashMap<Path, Integer> niceOf = new ConcurrentHashMap<>();
+        CountDownLatch blocked = new CountDownLatch(1);
+        CountDownLatch firstTaken = new CountDownLatch(1);
+        List<RestoreFetch.File> files = new ArrayList<>();
+        for (String name : new String[] {"first", "second"}) {
+            Path target = dir.resolve(name);
+            files.add(
+                    new RestoreFetch.File(
+                            target,
+                            stop -> {
+                                niceOf.put(target, ThreadNice.current());
+                                if (name.equals("first")) {
+                                    firstTaken.countDown();
+                                    try {
+                                        blocked.await(30, TimeUnit.SECONDS);
+                                    } catch (InterruptedException e) {
+                                        throw new IOException(e);
+                                    }
+                                }
+                                Files.writeString(target, name);
+                            }));
+        }
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        fetch.add(files);
+        fetch.start(1, "test", 7);
+        assertThat(firstTaken.await(30, TimeUnit.SECONDS)).isTrue();
+        // The one fetch thread holds the first file; this thread fetches the second itself.
+        try (FileChannel channel = fetch.openForRead(dir.resolve("second"))) {
+            assertThat(channel.size()).isEqualTo(6);
+        }
+        blocked.countDown();
+        fetch.awaitAll();
+        assertThat(niceOf.get(dir.resolve("first"))).as("fetch thread").isEqualTo(Math.max(7, own));
+        assertThat(niceOf.get(dir.resolve("second"))).as("the needing thread").isEqualTo(own);
+        assertThat(ThreadNice.current()).isEqualTo(own);
+    }
+
+    @Test
+    void shouldRejectANiceValueOutOfRange() {
+        RestoreFetch fetch = fetch(FileIo.DEFAULT);
+        assertThatThrownBy(() -> fetch.start(1, "test", 20))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("[0, 19]");
+        assertThatThrownBy(() -> fetch.start(1, "test", -1))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

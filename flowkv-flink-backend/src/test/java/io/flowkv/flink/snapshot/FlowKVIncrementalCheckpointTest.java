@@ -282,6 +282,17 @@ class FlowKVIncrementalCheckpointTest {
     }
 
     @Test
+    void shouldRejectABackgroundNiceOutOfRange() {
+        for (int nice : new int[] {-1, 20}) {
+            Configuration config = new Configuration();
+            config.set(FlowKVOptions.RESTORE_BACKGROUND_NICE, nice);
+            assertThatThrownBy(() -> FlowKVOptions.validate(config))
+                    .hasMessageContaining("state.backend.flowkv.restore-background-nice")
+                    .hasMessageContaining("[0, 19]");
+        }
+    }
+
+    @Test
     void shouldNameACorruptUncompressedCheckpointFile() throws Exception {
         compression = FlowKVOptions.CheckpointCompression.NONE;
         shouldNameACorruptCheckpointFile();
