@@ -15,8 +15,10 @@ final class Method {
                 Q11-Median) and max-space-amplification sweep (Q7, Q11-Median); `--scaling` \
                 Q11-Median on FlowKV and RocksDB at parallelism 1 and 2; `--latency` paced runs; \
                 `--all` all of them; `--restore` (large scale only) Q7, Q7-Session, Q8 and \
-                Q11-Median with checkpoints, each failed once when it holds `--state-factor` \
-                times managed memory, for restore time and time to steady throughput; \
+                Q11-Median with checkpoints, each failed once, at `--fail-at` of its events \
+                (default half, so that the rest shows the time to steady throughput on the faster \
+                backend too), when it holds `--state-factor` times managed memory, for restore \
+                time and time to steady throughput; \
                 `--quick` the throughput of all eight queries on FlowKV and RocksDB at small scale \
                 with 600k events and 2 repetitions, written to `target/bench-quick/` unless `--out` is given; \
                 `--report-only` rebuilds this file from the CSVs; `--dry-run` prints the plan, \
