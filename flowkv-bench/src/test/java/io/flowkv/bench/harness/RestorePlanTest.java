@@ -2,6 +2,7 @@ package io.flowkv.bench.harness;
 
 import io.flowkv.nexmark.Query;
 
+import org.assertj.core.data.Percentage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,50 +61,38 @@ class RestorePlanTest {
 
     @Test
     void shouldFailAtTheShareFailAtGives() {
-        MemoryBudget budget = MemoryBudget.forProcessSize("2g", "128m");
-        List<RunSpec> at8 =
-                Plans.of(
-                        "restore",
-                        BenchOptions.parse(
-                                new String[] {
-                                    "--restore",
-                                    "--scale",
-                                    "large",
-                                    "--queries",
-                                    "q8",
-                                    "--backends",
-                                    "flowkv",
-                                    "--reps",
-                                    "1",
-                                    "--fail-at",
-                                    "0.8"
-                                }),
-                        budget);
-        List<RunSpec> at5 =
-                Plans.of(
-                        "restore",
-                        BenchOptions.parse(
-                                new String[] {
-                                    "--restore",
-                                    "--scale",
-                                    "large",
-                                    "--queries",
-                                    "q8",
-                                    "--backends",
-                                    "flowkv",
-                                    "--reps",
-                                    "1"
-                                }),
-                        budget);
-        RunSpec late = at8.get(0);
-        RunSpec half = at5.get(0);
+        RunSpec late = q8RestoreRun("--fail-at", "0.8");
+        RunSpec half = q8RestoreRun();
         assertThat(late.failAfterEvents()).isEqualTo((long) (late.plan().events() * 0.8));
         // The same state when each fails; the earlier failure leaves more events after it.
         assertThat((double) late.failAfterEvents())
-                .isCloseTo(
-                        half.failAfterEvents(), org.assertj.core.data.Percentage.withPercentage(2));
+                .isCloseTo(half.failAfterEvents(), Percentage.withPercentage(2));
         assertThat(half.plan().events() - half.failAfterEvents())
                 .isGreaterThan(3 * (late.plan().events() - late.failAfterEvents()));
+    }
+
+    /** The one restore run of q8 on FlowKV, with {@code extra} options. */
+    private static RunSpec q8RestoreRun(String... extra) {
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "--restore",
+                                "--scale",
+                                "large",
+                                "--queries",
+                                "q8",
+                                "--backends",
+                                "flowkv",
+                                "--reps",
+                                "1"));
+        args.addAll(List.of(extra));
+        List<RunSpec> runs =
+                Plans.of(
+                        "restore",
+                        BenchOptions.parse(args.toArray(new String[0])),
+                        MemoryBudget.forProcessSize("2g", "128m"));
+        assertThat(runs).hasSize(1);
+        return runs.get(0);
     }
 
     @Test
