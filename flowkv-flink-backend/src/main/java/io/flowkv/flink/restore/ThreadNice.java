@@ -45,7 +45,8 @@ final class ThreadNice {
 
     /** The calling thread's nice value. */
     static int current() throws IOException {
-        return parseNice(Files.readString(STAT, StandardCharsets.US_ASCII));
+        // Latin-1 decodes any byte: a thread's name may hold any.
+        return parseNice(Files.readString(STAT, StandardCharsets.ISO_8859_1));
     }
 
     /**
@@ -92,7 +93,9 @@ final class ThreadNice {
         Process renice;
         try {
             renice =
-                    new ProcessBuilder("renice", "-n", Integer.toString(nice), "-p", tid)
+                    // --priority: util-linux's name for the value itself (POSIX makes -n an
+                    // increment); a renice without it fails, and the check below says so.
+                    new ProcessBuilder("renice", "--priority", Integer.toString(nice), "-p", tid)
                             .redirectErrorStream(true)
                             .start();
         } catch (IOException e) {
@@ -106,7 +109,7 @@ final class ThreadNice {
             }
             int after = current();
             if (after != nice) {
-                return "renice -n "
+                return "renice --priority "
                         + nice
                         + " -p "
                         + tid
