@@ -453,14 +453,8 @@ record BenchOptions(
 
     /** A share strictly between 0 and 1. */
     private static double share(String option, String v) {
-        double d;
-        try {
-            d = Double.parseDouble(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    option + " expects a share of the events such as 0.5, got '" + v + "'", e);
-        }
-        if (!(d > 0 && d < 1)) {
+        double d = positiveDouble(option, v);
+        if (d >= 1) {
             throw new IllegalArgumentException(
                     option + " must be between 0 and 1 (exclusive), got " + v);
         }

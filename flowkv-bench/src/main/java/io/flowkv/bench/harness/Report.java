@@ -709,14 +709,9 @@ final class Report {
     static String failShare(List<Row> rows) {
         List<Double> shares = new ArrayList<>();
         for (Row r : rows) {
-            String failed = r.get(Column.FAILED_AT_EVENTS);
-            String events = r.get(Column.EVENTS);
-            if (failed == null || failed.isEmpty() || events == null || events.isEmpty()) {
-                continue;
-            }
-            double e = Double.parseDouble(events);
-            if (e > 0) {
-                shares.add(Double.parseDouble(failed) / e);
+            // An empty EVENTS reads as NaN, which is not > 0.
+            if (r.has(Column.FAILED_AT_EVENTS) && r.getDouble(Column.EVENTS) > 0) {
+                shares.add(r.getDouble(Column.FAILED_AT_EVENTS) / r.getDouble(Column.EVENTS));
             }
         }
         return shares.isEmpty() ? "n/a" : fmt("%.0f%%", 100 * Stats.median(shares));

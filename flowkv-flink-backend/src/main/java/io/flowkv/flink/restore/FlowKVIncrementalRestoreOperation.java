@@ -94,11 +94,7 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be >= 1: " + threads);
         }
-        if (backgroundNice < 0 || backgroundNice > ThreadNice.MAX) {
-            throw new IllegalArgumentException(
-                    "backgroundNice must be in [0, " + ThreadNice.MAX + "]: " + backgroundNice);
-        }
-        this.backgroundNice = backgroundNice;
+        this.backgroundNice = ThreadNice.check(backgroundNice);
         this.uploads = uploads;
         this.fetch = fetch;
         this.threads = threads;

@@ -138,10 +138,8 @@ public final class RestoreFetch implements FileIo, Closeable {
      * run at the TaskManager's priority and one warning says why.
      */
     public synchronized void start(int threadCount, String label, int nice) {
-        if (nice < 0 || nice > ThreadNice.MAX) {
-            throw new IllegalArgumentException(
-                    "nice must be in [0, " + ThreadNice.MAX + "]: " + nice);
-        }
+        // Here, not on the fetch threads, where it would end each thread before its first file.
+        ThreadNice.check(nice);
         if (closed || queue.isEmpty()) {
             return;
         }

@@ -24,6 +24,14 @@ final class ThreadNice {
 
     private ThreadNice() {}
 
+    /** {@code nice} if it is a nice value a thread can be lowered to (0 to {@link #MAX}). */
+    static int check(int nice) {
+        if (nice < 0 || nice > MAX) {
+            throw new IllegalArgumentException("nice must be in [0, " + MAX + "]: " + nice);
+        }
+        return nice;
+    }
+
     /**
      * True where {@link #lowerCurrentThread} can work: /proc/thread-self and renice on the PATH.
      */
@@ -73,9 +81,7 @@ final class ThreadNice {
      * be (not Linux, no {@code renice}, refused).
      */
     static String lowerCurrentThread(int nice) {
-        if (nice < 0 || nice > MAX) {
-            throw new IllegalArgumentException("nice must be in [0, " + MAX + "]: " + nice);
-        }
+        check(nice);
         String tid;
         int before;
         try {
