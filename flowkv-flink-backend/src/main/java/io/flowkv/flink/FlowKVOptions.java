@@ -365,8 +365,11 @@ public final class FlowKVOptions {
                     .withDescription(
                             "With timer-service AUTO: the number of timers a timer queue holds "
                                     + "on the heap; the add beyond it moves the queue's timers "
-                                    + "into FlowKV's store, where they stay until the job "
-                                    + "restores. When not set: an eighth of the JVM's maximum "
+                                    + "into FlowKV's store, where they stay. A restore from an "
+                                    + "incremental checkpoint taken while they were stored "
+                                    + "writes them back into the store; other restores start "
+                                    + "on the heap again. When not set: an eighth of the JVM's "
+                                    + "maximum "
                                     + "heap at "
                                     + TIMER_HEAP_BYTES_ESTIMATE
                                     + " bytes per timer (1.3M timers for a 1.3 GB heap). "

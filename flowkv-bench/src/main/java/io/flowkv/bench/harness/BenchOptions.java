@@ -106,7 +106,10 @@ record BenchOptions(
                             + " takes),",
                     "                          flowkv-fetchfirst (restore-in-background false:"
                             + " restored files fetched before the subtask starts),",
-                    "                          flowkv-base (FlowKV as built at --base-rev)",
+                    "                          flowkv-base (FlowKV as built at --base-rev),"
+                            + " flowkv-base-<what> (that build",
+                    "                          with the options of variant flowkv-<what>, e.g."
+                            + " flowkv-base-storedtimers)",
                     "  --base-rev REV          a git revision of this repository: scripts/bench.sh"
                             + " builds it in a work tree",
                     "                          under target/bench-base and runs backend flowkv-base"
@@ -275,7 +278,7 @@ record BenchOptions(
                                 + " them without --event-rate");
             }
         }
-        boolean runsBase = backends.contains(RunSpec.BASE);
+        boolean runsBase = backends.stream().anyMatch(RunSpec::onBase);
         if (runsBase && baseRev.isEmpty()) {
             throw new IllegalArgumentException(
                     "backend "

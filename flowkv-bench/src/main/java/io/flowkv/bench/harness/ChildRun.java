@@ -89,9 +89,12 @@ final class ChildRun {
 
     private ChildRun() {}
 
-    /** The classpath of the run's build: {@code --base-rev}'s for {@link RunSpec#BASE}. */
+    /**
+     * The classpath of the run's build: {@code --base-rev}'s for {@link RunSpec#BASE} and its
+     * variants ({@link RunSpec#onBase}).
+     */
     private static String classpath(RunSpec spec, Env env) {
-        if (!spec.backend().equals(RunSpec.BASE)) {
+        if (!RunSpec.onBase(spec.backend())) {
             return env.classpath();
         }
         if (env.baseClasspath().isEmpty()) {

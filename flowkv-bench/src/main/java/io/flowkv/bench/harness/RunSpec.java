@@ -121,19 +121,40 @@ record RunSpec(
 
     /** Whether {@code name} is a backend or a variant of one. */
     static boolean knownBackend(String name) {
-        return BACKENDS.contains(name) || VARIANTS.containsKey(name);
+        return BACKENDS.contains(name) || VARIANTS.containsKey(name) || baseVariant(name) != null;
+    }
+
+    /**
+     * Whether {@code name} runs the build of {@code --base-rev}: {@value #BASE}, or {@code
+     * flowkv-base-<what>}, that build with the options of the variant {@code flowkv-<what>} (for
+     * example {@code flowkv-base-storedtimers} against {@code flowkv-storedtimers}).
+     */
+    static boolean onBase(String name) {
+        return name.equals(BASE) || baseVariant(name) != null;
+    }
+
+    /** The variant {@code flowkv-<what>} a name {@code flowkv-base-<what>} runs, or null. */
+    private static String baseVariant(String name) {
+        if (!name.startsWith(BASE + "-")) {
+            return null;
+        }
+        String variant = "flowkv-" + name.substring(BASE.length() + 1);
+        return VARIANTS.containsKey(variant) && !variant.equals(BASE) ? variant : null;
     }
 
     /**
      * The engine a backend or variant name runs on: {@code flowkv} for {@code flowkv-storedtimers}.
      */
     static String engine(String name) {
-        return VARIANTS.containsKey(name) ? name.substring(0, name.indexOf('-')) : name;
+        return knownBackend(name) && !BACKENDS.contains(name)
+                ? name.substring(0, name.indexOf('-'))
+                : name;
     }
 
     /** The options a variant sets (empty for a plain backend). */
     static Map<String, String> variantConf(String name) {
-        return VARIANTS.getOrDefault(name, Map.of());
+        String variant = baseVariant(name);
+        return VARIANTS.getOrDefault(variant != null ? variant : name, Map.of());
     }
 
     Workload query() {

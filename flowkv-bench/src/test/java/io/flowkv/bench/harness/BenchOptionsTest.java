@@ -147,6 +147,28 @@ class BenchOptionsTest {
         assertThatThrownBy(
                         () -> BenchOptions.parse(new String[] {"--backends", "flowkv,flowkv-base"}))
                 .hasMessageContaining("--base-rev");
+        assertThatThrownBy(
+                        () ->
+                                BenchOptions.parse(
+                                        new String[] {"--backends", "flowkv-base-storedtimers"}))
+                .hasMessageContaining("--base-rev");
+        assertThatThrownBy(
+                        () ->
+                                BenchOptions.parse(
+                                        new String[] {
+                                            "--backends", "flowkv-base-bogus", "--base-rev", "HEAD"
+                                        }))
+                .hasMessageContaining("flowkv-base-bogus");
+        assertThat(
+                        BenchOptions.parse(
+                                        new String[] {
+                                            "--backends",
+                                            "flowkv-storedtimers,flowkv-base-storedtimers",
+                                            "--base-rev",
+                                            "HEAD~1"
+                                        })
+                                .baseRev())
+                .isEqualTo("HEAD~1");
         assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--base-rev", "HEAD~1"}))
                 .hasMessageContaining("HEAD~1")
                 .hasMessageContaining("flowkv-base");

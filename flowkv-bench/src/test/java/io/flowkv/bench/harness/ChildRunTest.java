@@ -120,6 +120,28 @@ class ChildRunTest {
                                 .subList(currentCmd.indexOf("--query"), currentCmd.size())
                                 .toString()
                                 .replace("/tmp/runs/y", "/tmp/runs/x"));
+        // A variant of the base build: that build, with the variant's options.
+        RunSpec baseStored =
+                new RunSpec(
+                        "throughput",
+                        base.plan(),
+                        "flowkv-base-storedtimers",
+                        1,
+                        1,
+                        "",
+                        Map.of(),
+                        0);
+        RunSpec stored =
+                new RunSpec(
+                        "throughput", base.plan(), "flowkv-storedtimers", 1, 1, "", Map.of(), 0);
+        List<String> baseStoredCmd = ChildRun.command(baseStored, env, Path.of("/tmp/runs/x"));
+        List<String> storedCmd = ChildRun.command(stored, env, Path.of("/tmp/runs/x"));
+        assertThat(baseStoredCmd.get(baseStoredCmd.indexOf("-cp") + 1)).isEqualTo("old.jar");
+        assertThat(storedCmd.get(storedCmd.indexOf("-cp") + 1)).isEqualTo("new.jar");
+        assertThat(baseStoredCmd.get(baseStoredCmd.indexOf("--backend") + 1)).isEqualTo("flowkv");
+        assertThat(baseStoredCmd).contains("state.backend.flowkv.timer-service=FLOWKV");
+        assertThat(baseStoredCmd.subList(baseStoredCmd.indexOf("--query"), baseStoredCmd.size()))
+                .isEqualTo(storedCmd.subList(storedCmd.indexOf("--query"), storedCmd.size()));
         ChildRun.Env unbuilt =
                 new ChildRun.Env(
                         "java", "new.jar", "", b, Path.of("/tmp/runs"), false, false, 60, 600, 0);

@@ -304,18 +304,28 @@ public final class SortedQueueStore implements AutoCloseable {
     }
 
     /**
+     * Whether the store holds no record at all, present or deleted: what {@link #loadAscending}
+     * needs.
+     */
+    public boolean isPristine() {
+        checkOpen();
+        return memtable.isEmpty() && runs.isEmpty();
+    }
+
+    /**
      * Fills an empty store with {@code ascending}, which must be strictly ascending in the store's
      * order: one run written front to back, no memtable and no merges, so each element is written
      * once. The run takes the tier its size would have reached by merging. For moving elements that
      * are already sorted (a heap queue) into the store.
      *
-     * @throws IllegalStateException if the store is not empty (nothing is changed)
+     * @throws IllegalStateException if the store is not {@link #isPristine() pristine} (nothing is
+     *     changed)
      * @throws IllegalArgumentException if an element is not above the one before it (nothing is
      *     changed: the run is abandoned)
      */
     public void loadAscending(Iterator<byte[]> ascending) throws IOException {
         checkOpen();
-        if (!memtable.isEmpty() || !runs.isEmpty()) {
+        if (!isPristine()) {
             throw new IllegalStateException(
                     "loadAscending needs an empty store; " + directory + " holds elements");
         }

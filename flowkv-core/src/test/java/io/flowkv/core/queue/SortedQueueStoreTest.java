@@ -311,7 +311,9 @@ class SortedQueueStoreTest {
         }
         store.loadAscending(List.<byte[]>of().iterator());
         assertThat(store.isEmpty()).isTrue();
+        assertThat(store.isPristine()).as("pristine after an empty load").isTrue();
         store.add(a);
+        assertThat(store.isPristine()).as("pristine holding an element").isFalse();
         assertThatThrownBy(() -> store.loadAscending(List.of(b).iterator()))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("needs an empty store");

@@ -10,6 +10,7 @@ import io.flowkv.flink.storage.ListStateStorage;
 import io.flowkv.flink.storage.RegisteredState;
 import io.flowkv.flink.storage.StateStorage;
 import io.flowkv.flink.storage.ValueStateStorage;
+import io.flowkv.flink.timers.FlowKVTimerQueue;
 
 import org.apache.flink.annotation.Internal;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -44,8 +45,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
@@ -635,6 +638,9 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
             String timerFile = metadata.timerFiles().get(q);
             if (timerFile != null) {
                 files.await(root.resolve(timerFile));
+            }
+            if (timerFile != null
+                    && !loadStoredTimers(queue.getPriorityQueue(), root.resolve(timerFile))) {
                 try {
                     TimerSnapshotFile.read(
                             root.resolve(timerFile),
@@ -653,6 +659,63 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
                 restoreTimer(queue, serializer, in, timer.keyGroup(), timer.bytes());
             }
         }
+    }
+
+    /**
+     * Writes the timers of a stored queue's snapshot file, this backend's key groups, straight into
+     * the store of {@code queue} when it can take them ({@link FlowKVTimerQueue#loadSnapshot}): the
+     * file lists them in the store's order, so they go in as one sorted run without being
+     * deserialized, and an {@code AUTO} queue stays stored rather than moving again after the
+     * restore. Returns false, having read nothing, where the queue cannot take them.
+     */
+    private boolean loadStoredTimers(Object queue, Path file) throws IOException {
+        try (TimerSnapshotFile.Reader reader = TimerSnapshotFile.open(file)) {
+            return FlowKVTimerQueue.loadSnapshot(queue, ownTimersInStoredForm(reader));
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        } catch (IllegalArgumentException e) {
+            throw new IOException(
+                    "The timer snapshot file "
+                            + file
+                            + " is not a stored queue's timers in its"
+                            + " order: "
+                            + e.getMessage(),
+                    e);
+        }
+    }
+
+    /** The timers of {@code reader} in this backend's key groups, as the store keeps them. */
+    private Iterator<byte[]> ownTimersInStoredForm(TimerSnapshotFile.Reader reader) {
+        return new Iterator<>() {
+            private byte[] next;
+
+            @Override
+            public boolean hasNext() {
+                try {
+                    while (next == null && reader.next()) {
+                        if (keyGroupRange.contains(reader.keyGroup())) {
+                            byte[] timer = reader.timer();
+                            next =
+                                    FlowKVTimerQueue.storedForm(
+                                            reader.keyGroup(), timer, timer.length);
+                        }
+                    }
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                return next != null;
+            }
+
+            @Override
+            public byte[] next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException();
+                }
+                byte[] element = next;
+                next = null;
+                return element;
+            }
+        };
     }
 
     /**

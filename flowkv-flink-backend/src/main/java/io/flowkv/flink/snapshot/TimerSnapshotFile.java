@@ -12,6 +12,7 @@ import io.flowkv.flink.timers.FlowKVTimerQueue;
 
 import org.apache.flink.annotation.Internal;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -67,16 +68,60 @@ public final class TimerSnapshotFile {
 
     /** Visits every (key group, serialized timer) of {@code file}, checksums verified. */
     public static void read(Path file, BiConsumer<Integer, byte[]> visitor) throws IOException {
-        try (LogReader reader = LogReader.open(FileIo.DEFAULT, file, FileType.TIMER_SNAPSHOT, -1)) {
-            FrameScanner frames = reader.scanAll(STAGING_BYTES);
-            while (frames.next()) {
-                byte[] b = frames.array();
-                int p = frames.payloadOffset();
-                int keyGroup = FrameDescriptor.readIntLE(b, p);
-                byte[] timer = new byte[frames.payloadLength() - Integer.BYTES];
-                System.arraycopy(b, p + Integer.BYTES, timer, 0, timer.length);
-                visitor.accept(keyGroup, timer);
+        try (Reader reader = open(file)) {
+            while (reader.next()) {
+                visitor.accept(reader.keyGroup(), reader.timer());
             }
+        }
+    }
+
+    /** Opens {@code file} for reading its timers one at a time, in the order they were written. */
+    public static Reader open(Path file) throws IOException {
+        return new Reader(LogReader.open(FileIo.DEFAULT, file, FileType.TIMER_SNAPSHOT, -1));
+    }
+
+    /**
+     * The timers of a snapshot file, one at a time, checksums verified. A stored queue writes them
+     * in its own order, ascending by timestamp, key group, then the rest of the timer's bytes.
+     */
+    public static final class Reader implements Closeable {
+        private final LogReader log;
+        private final FrameScanner frames;
+        private int keyGroup;
+        private byte[] timer;
+
+        private Reader(LogReader log) {
+            this.log = log;
+            this.frames = log.scanAll(STAGING_BYTES);
+        }
+
+        /** Moves to the next timer; false at the end of the file. */
+        public boolean next() throws IOException {
+            if (!frames.next()) {
+                timer = null;
+                return false;
+            }
+            byte[] b = frames.array();
+            int p = frames.payloadOffset();
+            keyGroup = FrameDescriptor.readIntLE(b, p);
+            timer = new byte[frames.payloadLength() - Integer.BYTES];
+            System.arraycopy(b, p + Integer.BYTES, timer, 0, timer.length);
+            return true;
+        }
+
+        /** The key group of the current timer. */
+        public int keyGroup() {
+            return keyGroup;
+        }
+
+        /** The current timer as the queue's serializer wrote it (a fresh array). */
+        public byte[] timer() {
+            return timer;
+        }
+
+        @Override
+        public void close() throws IOException {
+            log.close();
         }
     }
 }

@@ -273,6 +273,39 @@ public final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends 
     }
 
     /**
+     * Fills this queue, which must never have held a timer, with timers in ascending stored order
+     * ({@link #storedForm}), as a stored queue's snapshot lists them: written once as one sorted
+     * run, no timer deserialized. Returns false, having read nothing, if the queue is not pristine.
+     */
+    boolean loadAscending(Iterator<byte[]> ascending) throws IOException {
+        if (!store.isPristine()) {
+            return false;
+        }
+        lastAdded = null;
+        forgetHead();
+        store.loadAscending(ascending);
+        return true;
+    }
+
+    /**
+     * Restores a stored queue's snapshot ({@code ascending}, as {@link #loadAscending} takes it)
+     * straight into the store behind {@code queue}: a {@code FlowKVTimerQueue} that never held a
+     * timer, or a {@link SpillingTimerQueue} that holds none, which moves into its store at once.
+     * Returns false, having read nothing, for any other queue (the caller then adds the timers one
+     * by one), including a spilling queue whose store the budget cannot pay for now.
+     */
+    public static boolean loadSnapshot(Object queue, Iterator<byte[]> ascending)
+            throws IOException {
+        if (queue instanceof FlowKVTimerQueue) {
+            return ((FlowKVTimerQueue<?>) queue).loadAscending(ascending);
+        }
+        if (queue instanceof SpillingTimerQueue) {
+            return ((SpillingTimerQueue<?>) queue).loadStored(ascending);
+        }
+        return false;
+    }
+
+    /**
      * The stored queue behind a registered timer queue: {@code queue} itself, the store a {@link
      * SpillingTimerQueue} moved into, or null for a queue whose timers are on the heap.
      */
@@ -342,11 +375,18 @@ public final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends 
         } catch (IOException e) {
             throw failure("serialize", e);
         }
-        byte[] serialized = out.getSharedBuffer();
-        int length = out.length();
+        return storedForm(keyGroup, out.getSharedBuffer(), out.length());
+    }
+
+    /**
+     * The bytes the store keeps for a timer: the first {@code length} bytes of {@code serialized},
+     * its serializer's, with the key group (two bytes, big-endian) after the timestamp. The inverse
+     * of {@link #strip}.
+     */
+    public static byte[] storedForm(int keyGroup, byte[] serialized, int length) {
         if (length < PRIORITY_BYTES) {
-            throw new IllegalStateException(
-                    "A timer serialized to " + length + " bytes, fewer than its timestamp");
+            throw new IllegalArgumentException(
+                    "A timer of " + length + " bytes, fewer than its timestamp");
         }
         byte[] bytes = new byte[length + 2];
         System.arraycopy(serialized, 0, bytes, 0, PRIORITY_BYTES);

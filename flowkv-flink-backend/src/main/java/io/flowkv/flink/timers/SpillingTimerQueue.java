@@ -16,6 +16,7 @@ import javax.annotation.Nullable;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.Iterator;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -132,6 +133,49 @@ final class SpillingTimerQueue<T extends HeapPriorityQueueElement> extends Timer
                 name,
                 moved,
                 (System.nanoTime() - started) / 1_000_000);
+    }
+
+    /**
+     * Restores a stored queue's snapshot straight into this queue's store ({@link
+     * FlowKVTimerQueue#loadAscending}): a queue that was stored when its checkpoint was taken is
+     * restored stored, instead of onto the heap and then moved again at its next add past the
+     * bound. Returns false, having read nothing, if this queue holds timers or the budget cannot
+     * pay the store's staging buffer now (the caller then adds the timers one by one).
+     */
+    boolean loadStored(Iterator<byte[]> ascending) throws IOException {
+        if (stored != null) {
+            return stored.loadAscending(ascending);
+        }
+        if (failure != null || !heap.isEmpty()) {
+            return false;
+        }
+        FlowKVTimerQueue<T> store;
+        try {
+            store = openStore.get();
+        } catch (MemoryBudgetExceededException e) {
+            LOG.warn(
+                    "FlowKV timer queue {}: the managed-memory budget cannot pay the stored "
+                            + "queue's staging buffer now ({}); its timers are restored onto the "
+                            + "heap",
+                    name,
+                    e.getMessage());
+            return false;
+        }
+        long started = System.nanoTime();
+        try {
+            store.loadAscending(ascending);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(store);
+            throw e;
+        }
+        stored = store;
+        LOG.info(
+                "FlowKV timer queue {}: {} timers restored into FlowKV's store in {} ms "
+                        + "(stored when checkpointed)",
+                name,
+                store.size(),
+                (System.nanoTime() - started) / 1_000_000);
+        return true;
     }
 
     @Nullable

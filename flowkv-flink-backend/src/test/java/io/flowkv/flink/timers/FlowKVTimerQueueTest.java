@@ -274,6 +274,79 @@ class FlowKVTimerQueueTest {
         }
     }
 
+    /**
+     * An {@code AUTO} queue that was stored when its incremental checkpoint was taken is restored
+     * stored, whole or into half the key groups, even holding fewer timers than its heap limit: the
+     * timer file goes into the store as it is, and the queue does not move again at its next add. A
+     * heap queue given the same checkpoint reads the file timer by timer.
+     */
+    @Test
+    void shouldRestoreAStoredAutoQueueStored() throws Exception {
+        KeyGroupRange all = KeyGroupRange.of(0, KEY_GROUPS - 1);
+        FlowKVKeyedStateBackend<Integer> source =
+                backend(all, List.of(), true, FlowKVOptions.TimerService.AUTO);
+        KeyGroupedInternalPriorityQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> queue =
+                source.create(QUEUE, serializer());
+        Set<String> expected = new TreeSet<>();
+        for (int k = 0; k < 2 * HEAP_LIMIT; k++) {
+            queue.add(timer(k % 13, k));
+        }
+        for (int k = 0; k < 2 * HEAP_LIMIT; k++) {
+            if (k % 4 == 0) {
+                expected.add(describe(timer(k % 13, k)));
+            } else {
+                queue.remove(timer(k % 13, k));
+            }
+        }
+        assertThat(expected).hasSizeLessThan((int) HEAP_LIMIT);
+        KeyedStateHandle handle =
+                FutureUtils.runIfNotDoneAndGet(
+                                source.snapshot(
+                                        1,
+                                        1,
+                                        streamFactory(),
+                                        CheckpointOptions.forCheckpointWithDefaultLocation()))
+                        .getJobManagerOwnedSnapshot();
+
+        for (KeyGroupRange range : List.of(all, KeyGroupRange.of(0, 63))) {
+            FlowKVKeyedStateBackend<Integer> restored =
+                    backend(
+                            range,
+                            List.of(handle.getIntersection(range)),
+                            true,
+                            FlowKVOptions.TimerService.AUTO);
+            KeyGroupedInternalPriorityQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> again =
+                    restored.create(QUEUE, serializer());
+            Object underneath =
+                    restored.priorityQueues().getRegisteredPQStates().get(QUEUE).getPriorityQueue();
+            assertThat(FlowKVTimerQueue.storedBehind(underneath))
+                    .as("restored into %s with %d timers: stored", range, again.size())
+                    .isNotNull();
+            Set<String> timers = drain(again);
+            Set<String> inRange = new TreeSet<>();
+            for (String timer : expected) {
+                int key = Integer.parseInt(timer.substring(timer.indexOf('/') + 1));
+                if (range.contains(KeyGroupRangeAssignment.assignToKeyGroup(key, KEY_GROUPS))) {
+                    inRange.add(timer);
+                }
+            }
+            assertThat(timers).as("timers restored into %s", range).isEqualTo(inRange);
+        }
+
+        FlowKVKeyedStateBackend<Integer> onHeap =
+                backend(all, List.of(handle), true, FlowKVOptions.TimerService.HEAP);
+        KeyGroupedInternalPriorityQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> heap =
+                onHeap.create(QUEUE, serializer());
+        assertThat(
+                        FlowKVTimerQueue.storedBehind(
+                                onHeap.priorityQueues()
+                                        .getRegisteredPQStates()
+                                        .get(QUEUE)
+                                        .getPriorityQueue()))
+                .isNull();
+        assertThat(drain(heap)).isEqualTo(expected);
+    }
+
     /** Polls every timer, checking (timestamp, key group) order. */
     private static Set<String> drain(
             KeyGroupedInternalPriorityQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> queue) {

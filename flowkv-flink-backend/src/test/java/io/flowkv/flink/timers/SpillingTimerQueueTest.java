@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -130,6 +131,69 @@ class SpillingTimerQueueTest {
                 .isEqualTo(2);
         assertThat(queue.size()).isEqualTo(4 * LIMIT);
         assertThat(drain(queue)).isEqualTo(expected);
+    }
+
+    /**
+     * A stored queue's snapshot (its timers in stored order) goes straight into the store of an
+     * empty queue, which stays stored even below its limit; a queue holding timers, or one whose
+     * budget cannot pay the store, reads nothing and says so (the restore then adds one by one).
+     */
+    @Test
+    void shouldLoadAStoredSnapshotStraightIntoTheStore() throws Exception {
+        KeyGroupRange range = KeyGroupRange.of(0, KEY_GROUPS - 1);
+        SpillingTimerQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> source =
+                spilling(range, new MemoryBudget(1L << 20));
+        Set<String> expected = new TreeSet<>();
+        for (int k = 0; k < 2 * LIMIT; k++) {
+            source.add(timer(k % 31, k));
+        }
+        for (int k = 0; k < 2 * LIMIT; k++) {
+            if (k % 5 != 0) {
+                source.remove(timer(k % 31, k));
+            } else {
+                expected.add(describe(timer(k % 31, k)));
+            }
+        }
+        List<byte[]> snapshot = new ArrayList<>();
+        source.stored()
+                .forEachSerialized(
+                        (keyGroup, timer) ->
+                                snapshot.add(
+                                        FlowKVTimerQueue.storedForm(
+                                                keyGroup, timer, timer.length)));
+        assertThat(snapshot).hasSize(2 * LIMIT / 5);
+
+        SpillingTimerQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> restored =
+                spilling(range, new MemoryBudget(1L << 20));
+        assertThat(FlowKVTimerQueue.loadSnapshot(restored, snapshot.iterator())).isTrue();
+        assertThat(restored.stored())
+                .as("stored at %d timers, under the limit", 2 * LIMIT / 5)
+                .isNotNull();
+        assertThat(restored.size()).isEqualTo(2 * LIMIT / 5);
+        assertThat(FlowKVTimerQueue.loadSnapshot(restored, snapshot.iterator()))
+                .as("a second load into a queue that holds timers")
+                .isFalse();
+        assertThat(drain(restored)).isEqualTo(expected);
+
+        SpillingTimerQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> busy =
+                spilling(range, new MemoryBudget(1L << 20));
+        busy.add(timer(1, 1));
+        Iterator<byte[]> untouched = snapshot.iterator();
+        assertThat(FlowKVTimerQueue.loadSnapshot(busy, untouched)).isFalse();
+        assertThat(untouched.hasNext()).as("nothing read").isTrue();
+        assertThat(busy.stored()).isNull();
+
+        SpillingTimerQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> poor =
+                spilling(range, new MemoryBudget(1024));
+        assertThat(FlowKVTimerQueue.loadSnapshot(poor, untouched))
+                .as("a budget that cannot pay the store")
+                .isFalse();
+        assertThat(untouched.hasNext()).as("nothing read").isTrue();
+        assertThat(poor.stored()).isNull();
+        assertThat(poor.isEmpty()).isTrue();
+        assertThat(FlowKVTimerQueue.loadSnapshot(heap(range), List.of(snapshot.get(0)).iterator()))
+                .as("a heap queue")
+                .isFalse();
     }
 
     private SpillingTimerQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> spilling(
