@@ -677,8 +677,7 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
             throw new IOException(
                     "The timer snapshot file "
                             + file
-                            + " is not a stored queue's timers in its"
-                            + " order: "
+                            + " is not a stored queue's timers in its order: "
                             + e.getMessage(),
                     e);
         }
