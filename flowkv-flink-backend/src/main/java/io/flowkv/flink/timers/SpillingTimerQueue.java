@@ -28,7 +28,8 @@ import java.util.function.Supplier;
  * <p>Until the bound, every operation goes to a {@link KeyGroupPartitionedQueueSet}. The add that
  * would take it past the bound first opens a {@link FlowKVTimerQueue} and moves every heap timer
  * into it, written once as one sorted run ({@link FlowKVTimerQueue#moveFrom}); from then on the
- * queue is stored for the rest of this backend's life (a restore starts on the heap again). Both
+ * queue is stored for the rest of this backend's life (a restore from a checkpoint taken while it
+ * was stored restores it stored, {@link #loadStored}; other restores start on the heap again). Both
  * queues give the same order, (timestamp, key group), so moving changes no firing order. If the
  * budget cannot pay the store's staging buffer at that moment, the queue stays on the heap, says so
  * once, and tries again when it has doubled.
