@@ -636,14 +636,14 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
             TypeSerializer<HeapPriorityQueueElement> serializer =
                     queue.getMetaInfo().getElementSerializer();
             String timerFile = metadata.timerFiles().get(q);
-            if (timerFile != null) {
-                files.await(root.resolve(timerFile));
+            Path timers = timerFile == null ? null : root.resolve(timerFile);
+            if (timers != null) {
+                files.await(timers);
             }
-            if (timerFile != null
-                    && !loadStoredTimers(queue.getPriorityQueue(), root.resolve(timerFile))) {
+            if (timers != null && !loadStoredTimers(queue.getPriorityQueue(), timers)) {
                 try {
                     TimerSnapshotFile.read(
-                            root.resolve(timerFile),
+                            timers,
                             (keyGroup, bytes) -> {
                                 try {
                                     restoreTimer(queue, serializer, in, keyGroup, bytes);
@@ -693,10 +693,7 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
                 try {
                     while (next == null && reader.next()) {
                         if (keyGroupRange.contains(reader.keyGroup())) {
-                            byte[] timer = reader.timer();
-                            next =
-                                    FlowKVTimerQueue.storedForm(
-                                            reader.keyGroup(), timer, timer.length);
+                            next = reader.storedForm();
                         }
                     }
                 } catch (IOException e) {

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.function.BiConsumer;
 
 /**
@@ -88,7 +89,9 @@ public final class TimerSnapshotFile {
         private final LogReader log;
         private final FrameScanner frames;
         private int keyGroup;
-        private byte[] timer;
+
+        /** Where the current timer's bytes start in the frame array, or -1 at the end. */
+        private int timerOffset = -1;
 
         private Reader(LogReader log) {
             this.log = log;
@@ -98,14 +101,11 @@ public final class TimerSnapshotFile {
         /** Moves to the next timer; false at the end of the file. */
         public boolean next() throws IOException {
             if (!frames.next()) {
-                timer = null;
+                timerOffset = -1;
                 return false;
             }
-            byte[] b = frames.array();
-            int p = frames.payloadOffset();
-            keyGroup = FrameDescriptor.readIntLE(b, p);
-            timer = new byte[frames.payloadLength() - Integer.BYTES];
-            System.arraycopy(b, p + Integer.BYTES, timer, 0, timer.length);
+            keyGroup = FrameDescriptor.readIntLE(frames.array(), frames.payloadOffset());
+            timerOffset = frames.payloadOffset() + Integer.BYTES;
             return true;
         }
 
@@ -116,7 +116,23 @@ public final class TimerSnapshotFile {
 
         /** The current timer as the queue's serializer wrote it (a fresh array). */
         public byte[] timer() {
-            return timer;
+            return Arrays.copyOfRange(frames.array(), timerOffset, timerOffset + timerLength());
+        }
+
+        /**
+         * The current timer as a stored queue keeps it ({@link FlowKVTimerQueue#storedForm}), made
+         * from the frame in one copy.
+         */
+        public byte[] storedForm() {
+            return FlowKVTimerQueue.storedForm(
+                    keyGroup, frames.array(), timerOffset, timerLength());
+        }
+
+        private int timerLength() {
+            if (timerOffset < 0) {
+                throw new IllegalStateException("no current timer: next() returned false");
+            }
+            return frames.payloadLength() - Integer.BYTES;
         }
 
         @Override

@@ -375,25 +375,29 @@ public final class FlowKVTimerQueue<T extends HeapPriorityQueueElement> extends 
         } catch (IOException e) {
             throw failure("serialize", e);
         }
-        return storedForm(keyGroup, out.getSharedBuffer(), out.length());
+        return storedForm(keyGroup, out.getSharedBuffer(), 0, out.length());
     }
 
     /**
-     * The bytes the store keeps for a timer: the first {@code length} bytes of {@code serialized},
-     * its serializer's, with the key group (two bytes, big-endian) after the timestamp. The inverse
-     * of {@link #strip}.
+     * The bytes the store keeps for a timer: the {@code length} bytes of {@code serialized} from
+     * {@code offset}, its serializer's, with the key group (two bytes, big-endian) after the
+     * timestamp. The inverse of {@link #strip}.
      */
-    public static byte[] storedForm(int keyGroup, byte[] serialized, int length) {
+    public static byte[] storedForm(int keyGroup, byte[] serialized, int offset, int length) {
         if (length < PRIORITY_BYTES) {
             throw new IllegalArgumentException(
                     "A timer of " + length + " bytes, fewer than its timestamp");
         }
         byte[] bytes = new byte[length + 2];
-        System.arraycopy(serialized, 0, bytes, 0, PRIORITY_BYTES);
+        System.arraycopy(serialized, offset, bytes, 0, PRIORITY_BYTES);
         bytes[PRIORITY_BYTES] = (byte) (keyGroup >>> 8);
         bytes[PRIORITY_BYTES + 1] = (byte) keyGroup;
         System.arraycopy(
-                serialized, PRIORITY_BYTES, bytes, PRIORITY_BYTES + 2, length - PRIORITY_BYTES);
+                serialized,
+                offset + PRIORITY_BYTES,
+                bytes,
+                PRIORITY_BYTES + 2,
+                length - PRIORITY_BYTES);
         return bytes;
     }
 

@@ -160,7 +160,7 @@ class SpillingTimerQueueTest {
                         (keyGroup, timer) ->
                                 snapshot.add(
                                         FlowKVTimerQueue.storedForm(
-                                                keyGroup, timer, timer.length)));
+                                                keyGroup, timer, 0, timer.length)));
         assertThat(snapshot).hasSize(2 * LIMIT / 5);
 
         SpillingTimerQueue<TimerHeapInternalTimer<Integer, VoidNamespace>> restored =
