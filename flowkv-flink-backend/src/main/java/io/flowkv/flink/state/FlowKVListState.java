@@ -51,10 +51,10 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
     private ObjectCache<K, N, List<V>> cachedLists;
 
     /**
-     * The cached value of a (key, namespace) read and found to hold no list: a session operator
-     * reads a key's merging window set at the first element of a new session and then writes it, so
-     * the write finds the entry. Told apart by identity. A set emptied when its key's last session
-     * fires leaves the cache instead ({@link #update}).
+     * The cached value of a (key, namespace) known to hold no list: a session operator empties its
+     * merging window set when a key's last session fires, and the key's next element reads it again
+     * as the first of a new session. Kept as an entry, that read is a cache hit, not a store lookup
+     * that finds nothing. Told apart by identity.
      */
     private static final List<Object> NO_LIST = Collections.unmodifiableList(new ArrayList<>(0));
 
@@ -266,11 +266,9 @@ public final class FlowKVListState<K, N, V> extends AbstractFlowKVState<K, N, Li
                 return;
             }
             if (entry != null && !entry.stored) {
-                // Nothing to remove from the store: the entry goes, as Flink's heap backend drops
-                // an emptied list. Kept as known to be empty, every key whose sessions have all
-                // fired would hold an entry until evicted (q11 ended with one per session it had
-                // seen, 200k), and lookups of the open sessions would miss the CPU caches.
-                cachedLists.remove(entry);
+                // Nothing to remove from the store: the entry stays, known to be empty.
+                entry.value = noList();
+                entry.dirty = false;
                 return;
             }
             if (entry != null) {

@@ -340,18 +340,13 @@ final class ObjectCache<K, N, V> {
     Entry<K, N, V> remove(K key, N namespace) {
         Entry<K, N, V> entry = peek(key, namespace);
         if (entry != null) {
-            remove(entry);
+            unlink(entry);
+            if (size == 0) {
+                budget.left();
+            }
+            account();
         }
         return entry;
-    }
-
-    /** Removes {@code entry}, which the caller has just looked up here, without writing it. */
-    void remove(Entry<K, N, V> entry) {
-        unlink(entry);
-        if (size == 0) {
-            budget.left();
-        }
-        account();
     }
 
     /**

@@ -91,21 +91,6 @@ class ObjectCacheTest {
         assertThat(written).isEmpty();
     }
 
-    @Test
-    void shouldRemoveAnEntryLookedUpBeforeWithoutWritingIt() throws Exception {
-        cache.add("a", 0, 1, 10L, true, false);
-        cache.add("b", 0, 1, 20L, true, false);
-        cache.remove(cache.get("a", 1));
-        assertThat(cache.get("a", 1)).isNull();
-        assertThat(cache.size()).isEqualTo(1);
-        // Two more fit beside b (the cache holds three): a left, so nothing else has to.
-        cache.add("c", 0, 1, 30L, true, false);
-        cache.add("d", 0, 1, 40L, true, false);
-        assertThat(cache.get("b", 1).value).isEqualTo(20L);
-        cache.writeBack();
-        assertThat(written).containsExactly("b@1=20", "c@1=30", "d@1=40");
-    }
-
     /** A key whose hash code is chosen: many of them share a chain of the table. */
     private record Colliding(int id, int hash) {
         @Override
