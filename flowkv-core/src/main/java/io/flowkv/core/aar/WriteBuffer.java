@@ -7,6 +7,7 @@ import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.OffHeapArena;
 
 import java.io.IOException;
+import java.util.concurrent.ExecutorService;
 
 import static io.flowkv.core.aar.AarRecordDescriptor.APPEND;
 import static io.flowkv.core.aar.AarRecordDescriptor.DEAD;
@@ -66,10 +67,14 @@ final class WriteBuffer implements AutoCloseable {
     private byte[] scratch = new byte[256];
     private long chainIndexBytes;
 
-    WriteBuffer(MemoryBudget budget, int chunkSize) {
+    /**
+     * A write buffer whose arenas allocate their next chunk ahead on {@code aheadExecutor} (null:
+     * on the appending thread; see {@link OffHeapArena}).
+     */
+    WriteBuffer(MemoryBudget budget, int chunkSize, ExecutorService aheadExecutor) {
         this.budget = budget;
-        this.arena = new OffHeapArena(budget, chunkSize);
-        this.flushing = new OffHeapArena(budget, chunkSize);
+        this.arena = new OffHeapArena(budget, chunkSize, aheadExecutor);
+        this.flushing = new OffHeapArena(budget, chunkSize, aheadExecutor);
     }
 
     /**
@@ -338,15 +343,20 @@ final class WriteBuffer implements AutoCloseable {
     }
 
     /**
-     * Gives back every chunk of the spare arena, if no flush is using it; returns whether that
-     * freed any budget.
+     * Gives back every chunk of the spare arena, if no flush is using it, and the chunks either
+     * arena allocated ahead; returns whether that freed any budget.
      */
     boolean releaseSpare() {
-        if (spareBytes() == 0) {
-            return false;
+        long freed = arena.releaseAhead();
+        if (generationInFlight) {
+            // The flush reads the records in the arena's chunks, never the chunk ahead.
+            freed += flushing.releaseAhead();
+        } else {
+            freed += flushing.releaseAhead();
+            freed += flushing.reservedBytes();
+            flushing.releaseAll();
         }
-        flushing.releaseAll();
-        return true;
+        return freed > 0;
     }
 
     /** Budget bytes the spare arena keeps for the next generation (0 while a flush uses it). */
