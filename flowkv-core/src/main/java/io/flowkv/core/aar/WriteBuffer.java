@@ -347,10 +347,12 @@ final class WriteBuffer implements AutoCloseable {
      * arena allocated ahead; returns whether that freed any budget.
      */
     boolean releaseSpare() {
-        long freed = arena.releaseAhead() + flushing.releaseAhead();
-        // A flush in flight reads its records from the other arena's chunks, so only that arena's
-        // chunk ahead can go; between flushes that arena is the spare, and all of it goes.
-        if (!generationInFlight) {
+        long freed = arena.releaseAhead();
+        if (generationInFlight) {
+            // The flush reads the records in the arena's chunks, never the chunk ahead.
+            freed += flushing.releaseAhead();
+        } else {
+            freed += flushing.releaseAhead();
             freed += flushing.reservedBytes();
             flushing.releaseAll();
         }

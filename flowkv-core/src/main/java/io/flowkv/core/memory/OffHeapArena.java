@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Given an executor, an arena that grows allocates its next chunk ahead, on that executor's
  * thread, while the caller fills the one it just took: a fresh chunk is native memory the kernel
  * must first map, and its page faults and zeroing are then paid off the caller's thread (an AAR
- * store restored into a new backend grew its write buffer at 34-43% of the window thread in the
+ * store restored into a new backend grew its write buffer at 35-43% of the window thread in the
  * first second after the restore). At most one chunk is ahead, only while the budget keeps {@value
  * #AHEAD_ROOM_CHUNKS} chunks free beyond its headroom, and it is charged to the budget like the
  * others: {@link #releaseSpares} and {@link #releaseAll} give it back, after waiting for an
