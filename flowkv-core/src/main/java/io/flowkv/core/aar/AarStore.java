@@ -65,12 +65,6 @@ public final class AarStore implements ListStore {
     private static final ExecutorService FLUSHERS = BackgroundWork.pool("flowkv-aar-flush-");
 
     /**
-     * Where write buffers that flush in the background also allocate their next chunk ahead, off
-     * the appending thread ({@link io.flowkv.core.memory.OffHeapArena}).
-     */
-    private static final ExecutorService CHUNKS_AHEAD = BackgroundWork.pool("flowkv-aar-chunks-");
-
-    /**
      * Buffered appends of a partition above which a read flushes them first: reading a fired window
      * key by key would otherwise scan the chain once per key.
      */
@@ -126,9 +120,7 @@ public final class AarStore implements ListStore {
         this.staging = stagingBuffer;
         this.buffer =
                 new WriteBuffer(
-                        budget,
-                        arenaChunkSize(options.writeBufferBytes(), budget.capacity()),
-                        options.backgroundFlush() ? CHUNKS_AHEAD : null);
+                        budget, arenaChunkSize(options.writeBufferBytes(), budget.capacity()));
         this.files = new SegmentFiles(this.io, options.directory(), staging, stats, nextFileId);
         this.loader =
                 new PartitionLoader(

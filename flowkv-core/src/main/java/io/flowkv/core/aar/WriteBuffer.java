@@ -7,7 +7,6 @@ import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.OffHeapArena;
 
 import java.io.IOException;
-import java.util.concurrent.ExecutorService;
 
 import static io.flowkv.core.aar.AarRecordDescriptor.APPEND;
 import static io.flowkv.core.aar.AarRecordDescriptor.DEAD;
@@ -67,14 +66,10 @@ final class WriteBuffer implements AutoCloseable {
     private byte[] scratch = new byte[256];
     private long chainIndexBytes;
 
-    /**
-     * A write buffer whose arenas allocate their next chunk ahead on {@code aheadExecutor} (null:
-     * on the appending thread; see {@link OffHeapArena}).
-     */
-    WriteBuffer(MemoryBudget budget, int chunkSize, ExecutorService aheadExecutor) {
+    WriteBuffer(MemoryBudget budget, int chunkSize) {
         this.budget = budget;
-        this.arena = new OffHeapArena(budget, chunkSize, aheadExecutor);
-        this.flushing = new OffHeapArena(budget, chunkSize, aheadExecutor);
+        this.arena = new OffHeapArena(budget, chunkSize);
+        this.flushing = new OffHeapArena(budget, chunkSize);
     }
 
     /**
@@ -343,20 +338,15 @@ final class WriteBuffer implements AutoCloseable {
     }
 
     /**
-     * Gives back every chunk of the spare arena, if no flush is using it, and the chunks either
-     * arena allocated ahead; returns whether that freed any budget.
+     * Gives back every chunk of the spare arena, if no flush is using it; returns whether that
+     * freed any budget.
      */
     boolean releaseSpare() {
-        long freed = arena.releaseAhead();
-        if (generationInFlight) {
-            // The flush reads the records in the arena's chunks, never the chunk ahead.
-            freed += flushing.releaseAhead();
-        } else {
-            freed += flushing.releaseAhead();
-            freed += flushing.reservedBytes();
-            flushing.releaseAll();
+        if (spareBytes() == 0) {
+            return false;
         }
-        return freed > 0;
+        flushing.releaseAll();
+        return true;
     }
 
     /** Budget bytes the spare arena keeps for the next generation (0 while a flush uses it). */

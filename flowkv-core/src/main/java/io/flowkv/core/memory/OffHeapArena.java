@@ -1,13 +1,9 @@
 package io.flowkv.core.memory;
 
-import io.flowkv.core.BackgroundWork;
 import io.flowkv.core.Checks;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * An append-only bump allocator over {@link OffHeapBuffer} chunks: the backing of every write
@@ -24,21 +20,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * </pre>
  *
  * A record larger than the chunk size gets a chunk of its own, of exactly its size.
- *
- * <p>Given an executor, an arena that grows allocates its next chunk ahead, on that executor's
- * thread, while the caller fills the one it just took: a fresh chunk is native memory the kernel
- * must first map, and its page faults and zeroing are then paid off the caller's thread (an AAR
- * store restored into a new backend grew its write buffer at 35-43% of the window thread in the
- * first second after the restore). At most one chunk is ahead, only while the budget keeps {@value
- * #AHEAD_ROOM_CHUNKS} chunks free beyond its headroom, and it is charged to the budget like the
- * others: {@link #releaseSpares} and {@link #releaseAll} give it back, after waiting for an
- * allocation in flight.
  */
 public final class OffHeapArena implements AutoCloseable {
     public static final long NO_SPACE = -1L;
-
-    /** Chunks the budget must have free, beyond its headroom, for a chunk to be taken ahead. */
-    static final int AHEAD_ROOM_CHUNKS = 4;
 
     private final MemoryBudget budget;
     private final int chunkSize;
@@ -47,24 +31,9 @@ public final class OffHeapArena implements AutoCloseable {
     private int currentOffset;
     private long usedBytes;
 
-    /** Where the next chunk is allocated ahead, or null: always on the caller's thread. */
-    private final ExecutorService aheadExecutor;
-
-    /** The chunk allocated ahead, set by the executor's thread and taken by the caller's. */
-    private final AtomicReference<OffHeapBuffer> ahead = new AtomicReference<>();
-
-    /** The allocation ahead in flight or done, or null; the caller's thread alone uses it. */
-    private Future<?> aheadTask;
-
     public OffHeapArena(MemoryBudget budget, int chunkSize) {
-        this(budget, chunkSize, null);
-    }
-
-    /** An arena that allocates its next chunk ahead on {@code aheadExecutor} (null: never). */
-    public OffHeapArena(MemoryBudget budget, int chunkSize, ExecutorService aheadExecutor) {
         this.budget = Checks.checkNotNull("budget", budget);
         this.chunkSize = Checks.checkRange("arena chunk size", chunkSize, 64, 1 << 30);
-        this.aheadExecutor = aheadExecutor;
     }
 
     /** Allocates {@code length} bytes; returns their position, or {@link #NO_SPACE}. */
@@ -86,16 +55,10 @@ public final class OffHeapArena implements AutoCloseable {
             // it), and the flush its refusal starts may need memory that cannot: an index's
             // page table, a record list. So it leaves the budget's headroom to those.
             long size = Math.max(chunkSize, length);
-            OffHeapBuffer chunk = null;
-            if (!chunks.isEmpty() && size == chunkSize) {
-                chunk = ahead.getAndSet(null);
-            }
-            if (chunk == null) {
-                chunk =
-                        chunks.isEmpty()
-                                ? OffHeapBuffer.tryAllocate(budget, size)
-                                : OffHeapBuffer.tryAllocateForCache(budget, size);
-            }
+            OffHeapBuffer chunk =
+                    chunks.isEmpty()
+                            ? OffHeapBuffer.tryAllocate(budget, size)
+                            : OffHeapBuffer.tryAllocateForCache(budget, size);
             if (chunk == null) {
                 return NO_SPACE;
             }
@@ -105,58 +68,10 @@ public final class OffHeapArena implements AutoCloseable {
             }
             chunks.add(current + 1, chunk);
             current++;
-            if (current + 1 == chunks.size()) {
-                allocateAhead();
-            }
         }
         currentOffset = length;
         usedBytes += length;
         return pack(current, 0);
-    }
-
-    /**
-     * Starts allocating the next chunk on the executor, if the arena has one, no chunk is ahead or
-     * on its way, and the budget has room for it beyond its headroom and {@value
-     * #AHEAD_ROOM_CHUNKS} chunks more.
-     */
-    private void allocateAhead() {
-        if (aheadExecutor == null
-                || ahead.get() != null
-                || (aheadTask != null && !aheadTask.isDone())) {
-            return;
-        }
-        long free = budget.available() - budget.capacity() / MemoryBudget.CACHE_HEADROOM_DIVISOR;
-        if (free < (long) (AHEAD_ROOM_CHUNKS + 1) * chunkSize) {
-            return;
-        }
-        aheadTask =
-                aheadExecutor.submit(
-                        () -> {
-                            // Only one allocation is in flight, and ahead was empty when it began.
-                            OffHeapBuffer chunk =
-                                    OffHeapBuffer.tryAllocateForCache(budget, chunkSize);
-                            if (chunk != null) {
-                                ahead.set(chunk);
-                            }
-                        });
-    }
-
-    /**
-     * Waits for an allocation ahead in flight and gives its chunk back to the budget; returns the
-     * bytes given back. A failed allocation is left to the next one on the caller's thread to
-     * report.
-     */
-    public long releaseAhead() {
-        if (aheadTask != null) {
-            BackgroundWork.await(aheadTask);
-            aheadTask = null;
-        }
-        OffHeapBuffer chunk = ahead.getAndSet(null);
-        if (chunk == null) {
-            return 0;
-        }
-        chunk.close();
-        return chunk.capacity();
     }
 
     public static long pack(int chunk, int offset) {
@@ -212,10 +127,9 @@ public final class OffHeapArena implements AutoCloseable {
         return usedBytes;
     }
 
-    /** Bytes reserved from the budget (whole chunks, the one allocated ahead included). */
+    /** Bytes reserved from the budget (whole chunks). */
     public long reservedBytes() {
-        OffHeapBuffer next = ahead.get();
-        long sum = next == null ? 0 : next.capacity();
+        long sum = 0;
         for (OffHeapBuffer chunk : chunks) {
             sum += chunk.capacity();
         }
@@ -245,12 +159,10 @@ public final class OffHeapArena implements AutoCloseable {
     }
 
     /**
-     * Gives back to the budget every chunk after the one in use, or all but the first if none is
-     * (what {@link #recycle} kept that the arena does not hold records in), and the chunk allocated
-     * ahead.
+     * Gives back to the budget every chunk after the one in use, or all but the first if none is:
+     * what {@link #recycle} kept that the arena does not hold records in.
      */
     public void releaseSpares() {
-        releaseAhead();
         int keep = Math.max(current + 1, 1);
         while (chunks.size() > keep) {
             chunks.remove(chunks.size() - 1).close();
@@ -259,7 +171,6 @@ public final class OffHeapArena implements AutoCloseable {
 
     /** Forgets every record and gives every chunk back to the budget; the arena stays usable. */
     public void releaseAll() {
-        releaseAhead();
         for (OffHeapBuffer chunk : chunks) {
             chunk.close();
         }

@@ -15,7 +15,7 @@ class AarWriteBufferTest {
     private static final int RECORDS = 100;
 
     private final MemoryBudget budget = new MemoryBudget(1 << 20);
-    private final WriteBuffer buffer = new WriteBuffer(budget, CHUNK, null);
+    private final WriteBuffer buffer = new WriteBuffer(budget, CHUNK);
     private final AarPartition partition = new AarPartition(null, 0);
 
     @AfterEach

@@ -10,11 +10,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.List;
-import java.util.concurrent.AbstractExecutorService;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -213,102 +208,5 @@ class OffHeapArenaTest {
                 .isInstanceOf(MemoryBudgetExceededException.class)
                 .hasMessageContaining("spill staging");
         assertThat(budget.used()).isZero();
-    }
-
-    /**
-     * Runs each task on the calling thread, so that an allocation ahead is done when it returns.
-     */
-    private static final class InlineExecutor extends AbstractExecutorService {
-        @Override
-        public void execute(Runnable command) {
-            command.run();
-        }
-
-        @Override
-        public void shutdown() {}
-
-        @Override
-        public List<Runnable> shutdownNow() {
-            return List.of();
-        }
-
-        @Override
-        public boolean isShutdown() {
-            return false;
-        }
-
-        @Override
-        public boolean isTerminated() {
-            return false;
-        }
-
-        @Override
-        public boolean awaitTermination(long timeout, TimeUnit unit) {
-            return true;
-        }
-    }
-
-    @Test
-    void shouldAllocateTheNextChunkAheadWhileGrowingAndGiveItBack() {
-        MemoryBudget budget = new MemoryBudget(1 << 20);
-        try (OffHeapArena arena = new OffHeapArena(budget, 1024, new InlineExecutor())) {
-            arena.tryAllocate(1000);
-            assertThat(budget.used()).as("the first chunk and one ahead").isEqualTo(2048);
-            assertThat(arena.reservedBytes()).isEqualTo(2048);
-
-            arena.tryAllocate(1000); // takes the chunk ahead, and the next one goes ahead
-            assertThat(budget.used()).isEqualTo(3072);
-            arena.tryAllocate(2000); // larger than a chunk: its own, the one ahead stays
-            assertThat(budget.used()).isEqualTo(3072 + 2000);
-
-            arena.recycle();
-            arena.tryAllocate(1000); // refills a kept chunk: nothing new ahead
-            assertThat(budget.used()).isEqualTo(3072 + 2000);
-
-            arena.releaseSpares();
-            assertThat(budget.used()).as("the chunk in use alone").isEqualTo(1024);
-            assertThat(arena.releaseAhead()).isZero();
-        }
-        assertThat(budget.used()).isZero();
-    }
-
-    @Test
-    void shouldAllocateNothingAheadWithoutRoomBeyondTheHeadroom() {
-        int chunk = 1024;
-        // Headroom of a 16th, then room for the first chunk and fewer than the chunks required.
-        long capacity = (OffHeapArena.AHEAD_ROOM_CHUNKS + 1L) * chunk * 16 / 15;
-        MemoryBudget budget = new MemoryBudget(capacity);
-        try (OffHeapArena arena = new OffHeapArena(budget, chunk, new InlineExecutor())) {
-            arena.tryAllocate(1000);
-            assertThat(budget.used()).isEqualTo(chunk);
-        }
-        MemoryBudget roomy = new MemoryBudget(capacity + 2 * chunk);
-        try (OffHeapArena arena = new OffHeapArena(roomy, chunk, new InlineExecutor())) {
-            arena.tryAllocate(1000);
-            assertThat(roomy.used()).isEqualTo(2 * chunk);
-        }
-    }
-
-    @Test
-    void shouldKeepRecordsWrittenIntoChunksAllocatedOnAnotherThread() throws Exception {
-        MemoryBudget budget = new MemoryBudget(8 << 20);
-        ExecutorService executor = Executors.newSingleThreadExecutor();
-        try (OffHeapArena arena = new OffHeapArena(budget, 4096, executor)) {
-            long[] positions = new long[20_000];
-            for (int i = 0; i < positions.length; i++) {
-                positions[i] = arena.tryAllocate(16);
-                assertThat(positions[i]).isNotEqualTo(OffHeapArena.NO_SPACE);
-                arena.putLong(positions[i], 0, i);
-                arena.putLong(positions[i], 8, ~i);
-            }
-            for (int i = 0; i < positions.length; i++) {
-                assertThat(arena.getLong(positions[i], 0)).isEqualTo(i);
-                assertThat(arena.getLong(positions[i], 8)).isEqualTo(~i);
-            }
-            assertThat(arena.reservedBytes()).isGreaterThanOrEqualTo(20_000 * 16);
-        } finally {
-            executor.shutdown();
-        }
-        assertThat(budget.used()).as("the chunk ahead, if any, given back at close").isZero();
     }
 }
