@@ -636,28 +636,42 @@ public final class FlowKVIncrementalRestoreOperation<K> extends RestoreOperation
             TypeSerializer<HeapPriorityQueueElement> serializer =
                     queue.getMetaInfo().getElementSerializer();
             String timerFile = metadata.timerFiles().get(q);
-            Path timers = timerFile == null ? null : root.resolve(timerFile);
-            if (timers != null) {
-                files.await(timers);
-            }
-            if (timers != null && !loadStoredTimers(queue.getPriorityQueue(), timers)) {
-                try {
-                    TimerSnapshotFile.read(
-                            timers,
-                            (keyGroup, bytes) -> {
-                                try {
-                                    restoreTimer(queue, serializer, in, keyGroup, bytes);
-                                } catch (IOException e) {
-                                    throw new UncheckedIOException(e);
-                                }
-                            });
-                } catch (UncheckedIOException e) {
-                    throw e.getCause();
-                }
+            if (timerFile != null) {
+                restoreTimerFile(queue, serializer, in, root.resolve(timerFile), files);
             }
             for (CheckpointMetadata.Timer timer : metadata.queues().get(q++)) {
                 restoreTimer(queue, serializer, in, timer.keyGroup(), timer.bytes());
             }
+        }
+    }
+
+    /**
+     * Adds the timers of a stored queue's snapshot file, once fetched: straight into the store
+     * where the queue can take them ({@link #loadStoredTimers}), else one by one.
+     */
+    private void restoreTimerFile(
+            HeapPriorityQueueSnapshotRestoreWrapper<HeapPriorityQueueElement> queue,
+            TypeSerializer<HeapPriorityQueueElement> serializer,
+            DataInputDeserializer in,
+            Path timers,
+            RestoreFetch files)
+            throws IOException {
+        files.await(timers);
+        if (loadStoredTimers(queue.getPriorityQueue(), timers)) {
+            return;
+        }
+        try {
+            TimerSnapshotFile.read(
+                    timers,
+                    (keyGroup, bytes) -> {
+                        try {
+                            restoreTimer(queue, serializer, in, keyGroup, bytes);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    });
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
         }
     }
 
