@@ -32,7 +32,9 @@ import java.util.UUID;
  * heap) when {@code state.backend.flowkv.timer-service} is {@code FLOWKV}, on the heap until a
  * bound and stored beyond it ({@link SpillingTimerQueue}) when it is {@code AUTO}, heap queues
  * otherwise. Either way, timers due at the same time come out key group by key group, in ascending
- * key-group order.
+ * key-group order. On the heap, timers whose key is a {@code Long} or {@code Integer} and whose
+ * namespace is a {@code TimeWindow}, a {@code Long}, {@code VoidNamespace} or {@code GlobalWindow}
+ * are kept packed as longs ({@link TimerPacking}), others as objects.
  *
  * <p>Flink's {@link HeapPriorityQueueSet} is one heap over all key groups, so the timers of a
  * window that ends at the same instant for every key fire in an order that jumps between key groups
@@ -88,15 +90,16 @@ public final class KeyGroupOrderedQueueSetFactory extends HeapPriorityQueueSetFa
             HeapPriorityQueueSet<T> create(
                     @Nonnull String stateName,
                     @Nonnull TypeSerializer<T> byteOrderedElementSerializer) {
+        TimerPacking packing = TimerPacking.of(byteOrderedElementSerializer);
         if (stored == null || !(byteOrderedElementSerializer instanceof TimerSerializer)) {
-            return heapQueue();
+            return heapQueue(packing);
         }
         if (stored.heapLimit() == STORED_FROM_THE_START) {
             return openStored(stateName, byteOrderedElementSerializer);
         }
         return new SpillingTimerQueue<>(
                 stateName,
-                heapQueue(),
+                heapQueue(packing),
                 stored.heapLimit(),
                 () -> openStored(stateName, byteOrderedElementSerializer),
                 KeyExtractorFunction.forKeyedObjects(),
@@ -105,13 +108,17 @@ public final class KeyGroupOrderedQueueSetFactory extends HeapPriorityQueueSetFa
     }
 
     private <T extends HeapPriorityQueueElement & PriorityComparable<? super T> & Keyed<?>>
-            KeyGroupPartitionedQueueSet<T> heapQueue() {
+            KeyGroupPartitionedQueueSet<T> heapQueue(@Nullable TimerPacking packing) {
+        if (packing != null) {
+            LOG.debug("FlowKV heap timer queue: timers packed as longs ({})", packing);
+        }
         return new KeyGroupPartitionedQueueSet<>(
                 PriorityComparator.forPriorityComparableObjects(),
                 KeyExtractorFunction.forKeyedObjects(),
                 MINIMUM_CAPACITY,
                 keyGroupRange,
-                totalKeyGroups);
+                totalKeyGroups,
+                packing);
     }
 
     private <T extends HeapPriorityQueueElement & PriorityComparable<? super T> & Keyed<?>>

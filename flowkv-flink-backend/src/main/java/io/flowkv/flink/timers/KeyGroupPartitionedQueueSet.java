@@ -26,6 +26,9 @@ import java.util.Set;
  * window ends at the same instant for every key (measured: 19% of a Q8 task thread). Here the key
  * group is computed once per add, poll and remove, heaps compare priorities only, and the heap of
  * key groups compares an int on ties.
+ *
+ * <p>A key group's elements are either objects (a heap and a {@link MemberTable}) or, for Flink
+ * timers of numeric keys and simple namespaces, longs ({@link PackedTimerPartition}).
  */
 final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         extends TimerQueueSet<T> {
@@ -35,6 +38,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
     private final KeyGroupRange keyGroupRange;
     private final int totalKeyGroups;
     private final int minimumCapacity;
+    @Nullable private final TimerPacking packing;
 
     /** Per local key group (index = key group - first key group), created on first use. */
     private final Partition<T>[] partitions;
@@ -56,14 +60,30 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
      */
     @Nullable private T lastAdded;
 
-    @SuppressWarnings("unchecked")
+    /** A queue that keeps its elements as objects. */
     KeyGroupPartitionedQueueSet(
             PriorityComparator<T> comparator,
             KeyExtractorFunction<T> keyExtractor,
             int minimumCapacity,
             KeyGroupRange keyGroupRange,
             int totalKeyGroups) {
+        this(comparator, keyExtractor, minimumCapacity, keyGroupRange, totalKeyGroups, null);
+    }
+
+    /**
+     * A queue of Flink timers ({@code TimerHeapInternalTimer}) that keeps them packed as longs when
+     * {@code packing} is not null ({@link PackedTimerPartition}), else as objects.
+     */
+    @SuppressWarnings("unchecked")
+    KeyGroupPartitionedQueueSet(
+            PriorityComparator<T> comparator,
+            KeyExtractorFunction<T> keyExtractor,
+            int minimumCapacity,
+            KeyGroupRange keyGroupRange,
+            int totalKeyGroups,
+            @Nullable TimerPacking packing) {
         super(comparator, keyExtractor, keyGroupRange, totalKeyGroups);
+        this.packing = packing;
         this.comparator = comparator;
         this.keyExtractor = keyExtractor;
         this.keyGroupRange = keyGroupRange;
@@ -79,7 +99,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
     @Nullable
     @Override
     public T peek() {
-        return groupCount == 0 ? null : partitions[groupHeap[0]].heap.peek();
+        return groupCount == 0 ? null : partitions[groupHeap[0]].peek();
     }
 
     @Nullable
@@ -91,10 +111,9 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         lastAdded = null;
         int group = groupHeap[0];
         Partition<T> partition = partitions[group];
-        T head = partition.heap.poll();
-        partition.members.remove(head);
+        T head = partition.poll();
         size--;
-        if (partition.heap.isEmpty()) {
+        if (partition.isEmpty()) {
             removeGroupAt(0);
         } else {
             siftDown(0);
@@ -111,21 +130,23 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         int group = localGroup(element);
         Partition<T> partition = partitions[group];
         if (partition == null) {
-            partition = new Partition<>(comparator, minimumCapacity);
+            partition =
+                    packing != null
+                            ? new PackedTimerPartition<>(packing)
+                            : new ObjectPartition<>(comparator, minimumCapacity);
             partitions[group] = partition;
         }
-        T present = partition.members.putIfAbsent(element);
-        if (present != null) {
-            lastAdded = present;
+        T oldHead = peek();
+        int change = partition.add(element);
+        // The element stays queued either way, as the one added or the equal one found.
+        lastAdded = element;
+        if (change == Partition.UNCHANGED) {
             return false;
         }
-        lastAdded = element;
-        T oldHead = peek();
-        boolean partitionHeadChanged = partition.heap.add(element);
         size++;
         if (heapPosition[group] < 0) {
             insertGroup(group);
-        } else if (partitionHeadChanged) {
+        } else if (change == Partition.HEAD_CHANGED) {
             siftUp(heapPosition[group]);
         }
         return oldHead != peek();
@@ -136,16 +157,18 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         lastAdded = null;
         int group = localGroup(element);
         Partition<T> partition = partitions[group];
-        T stored = partition == null ? null : partition.members.remove(element);
-        if (stored == null) {
+        if (partition == null) {
             return false;
         }
         T oldHead = peek();
-        boolean partitionHeadChanged = partition.heap.remove(stored);
+        int change = partition.remove(element);
+        if (change == Partition.UNCHANGED) {
+            return false;
+        }
         size--;
-        if (partition.heap.isEmpty()) {
+        if (partition.isEmpty()) {
             removeGroupAt(heapPosition[group]);
-        } else if (partitionHeadChanged) {
+        } else if (change == Partition.HEAD_CHANGED) {
             // The group's place in the heap of groups follows its head only.
             reposition(heapPosition[group]);
         }
@@ -157,10 +180,10 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         lastAdded = null;
         int group = localGroup(element);
         Partition<T> partition = partitions[group];
-        if (partition == null || partition.members.get(element) != element) {
+        if (partition == null || !partition.holds(element)) {
             throw new IllegalArgumentException("Element is not in this queue: " + element);
         }
-        partition.heap.adjustModifiedElement(element);
+        partition.adjust(element);
         reposition(heapPosition[group]);
     }
 
@@ -181,7 +204,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         int i = 0;
         for (Partition<T> partition : partitions) {
             if (partition != null) {
-                for (T element : partition.members.asSet()) {
+                for (T element : partition.asSet()) {
                     result[i++] = (O) element;
                 }
             }
@@ -211,7 +234,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
     @Override
     public Set<T> getSubsetForKeyGroup(int keyGroupId) {
         Partition<T> partition = partitions[localIndex(keyGroupId)];
-        return partition == null ? Collections.emptySet() : partition.members.asSet();
+        return partition == null ? Collections.emptySet() : partition.asSet();
     }
 
     private int localGroup(T element) {
@@ -231,9 +254,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
     // ---- the heap of key groups, ordered by (head priority, key group) ----
 
     private boolean less(int groupA, int groupB) {
-        int byPriority =
-                comparator.comparePriority(
-                        partitions[groupA].heap.peek(), partitions[groupB].heap.peek());
+        int byPriority = partitions[groupA].compareHeadTo(partitions[groupB]);
         return byPriority < 0 || (byPriority == 0 && groupA < groupB);
     }
 
@@ -297,13 +318,118 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         heapPosition[group] = at;
     }
 
-    /** One key group's elements: a heap by priority and the set that makes the queue a set. */
-    private static final class Partition<T extends HeapPriorityQueueElement> {
-        final HeapPriorityQueue<T> heap;
-        final MemberTable<T> members = new MemberTable<>();
+    /** One key group's elements, ordered by priority, each at most once. */
+    abstract static class Partition<T extends HeapPriorityQueueElement> {
+        /** What an add or remove did: nothing (present already, or absent). */
+        static final int UNCHANGED = 0;
 
-        Partition(PriorityComparator<T> comparator, int minimumCapacity) {
+        /** It added or removed an element, and the head is the same. */
+        static final int CHANGED = 1;
+
+        /** It added or removed an element, and the head changed (or may have). */
+        static final int HEAD_CHANGED = 2;
+
+        abstract boolean isEmpty();
+
+        abstract int size();
+
+        @Nullable
+        abstract T peek();
+
+        @Nullable
+        abstract T poll();
+
+        /** Adds {@code element} unless an equal element is present. */
+        abstract int add(T element);
+
+        /** Removes the element equal to {@code element}, if there is one. */
+        abstract int remove(T element);
+
+        /** Whether {@code element} itself is held (for {@link #adjust}). */
+        abstract boolean holds(T element);
+
+        abstract void adjust(T element);
+
+        /** The elements as a read-only set. */
+        abstract Set<T> asSet();
+
+        /** Compares the heads' priorities; neither partition is empty. */
+        abstract int compareHeadTo(Partition<T> other);
+    }
+
+    /** A heap of element objects by priority, and the set that makes the queue a set. */
+    private static final class ObjectPartition<T extends HeapPriorityQueueElement>
+            extends Partition<T> {
+        private final PriorityComparator<T> comparator;
+        private final HeapPriorityQueue<T> heap;
+        private final MemberTable<T> members = new MemberTable<>();
+
+        ObjectPartition(PriorityComparator<T> comparator, int minimumCapacity) {
+            this.comparator = comparator;
             this.heap = new HeapPriorityQueue<>(comparator, minimumCapacity);
+        }
+
+        @Override
+        boolean isEmpty() {
+            return heap.isEmpty();
+        }
+
+        @Override
+        int size() {
+            return heap.size();
+        }
+
+        @Nullable
+        @Override
+        T peek() {
+            return heap.peek();
+        }
+
+        @Nullable
+        @Override
+        T poll() {
+            T head = heap.poll();
+            if (head != null) {
+                members.remove(head);
+            }
+            return head;
+        }
+
+        @Override
+        int add(T element) {
+            if (members.putIfAbsent(element) != null) {
+                return UNCHANGED;
+            }
+            return heap.add(element) ? HEAD_CHANGED : CHANGED;
+        }
+
+        @Override
+        int remove(T element) {
+            T stored = members.remove(element);
+            if (stored == null) {
+                return UNCHANGED;
+            }
+            return heap.remove(stored) ? HEAD_CHANGED : CHANGED;
+        }
+
+        @Override
+        boolean holds(T element) {
+            return members.get(element) == element;
+        }
+
+        @Override
+        void adjust(T element) {
+            heap.adjustModifiedElement(element);
+        }
+
+        @Override
+        Set<T> asSet() {
+            return members.asSet();
+        }
+
+        @Override
+        int compareHeadTo(Partition<T> other) {
+            return comparator.comparePriority(heap.peek(), other.peek());
         }
     }
 
@@ -320,7 +446,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
                 if (partition >= partitions.length) {
                     return false;
                 }
-                current = partitions[partition].members.asSet().iterator();
+                current = partitions[partition].asSet().iterator();
             }
             return true;
         }

@@ -1,14 +1,18 @@
 package io.flowkv.flink.timers;
 
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.runtime.state.KeyExtractorFunction;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.PriorityComparator;
 import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.api.operators.TimerHeapInternalTimer;
+import org.apache.flink.streaming.api.operators.TimerSerializer;
 import org.apache.flink.util.CloseableIterator;
 
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -43,10 +47,12 @@ class KeyGroupPartitionedQueueSetTest {
                     .thenComparingInt(e -> e.group)
                     .thenComparingLong(e -> e.key);
 
-    @Test
-    void behavesLikeAnOrderedSetUnderRandomOperations() {
+    @ParameterizedTest(name = "packed={0}")
+    @ValueSource(booleans = {false, true})
+    void behavesLikeAnOrderedSetUnderRandomOperations(boolean packed) {
         Random random = new Random(11);
-        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue = newQueue();
+        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue =
+                newQueue(packed);
         TreeSet<Entry> model = new TreeSet<>(PROMISED);
         List<Long> keys = keysInRange(random, 400);
 
@@ -97,9 +103,11 @@ class KeyGroupPartitionedQueueSetTest {
         assertContents(queue, model);
     }
 
-    @Test
-    void aTimerAddedAgainAfterItLeftIsQueuedAgain() {
-        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue = newQueue();
+    @ParameterizedTest(name = "packed={0}")
+    @ValueSource(booleans = {false, true})
+    void aTimerAddedAgainAfterItLeftIsQueuedAgain(boolean packed) {
+        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue =
+                newQueue(packed);
         long key = keysInRange(new Random(7), 1).get(0);
         assertThat(queue.add(timer(5, key))).isTrue();
         assertThat(queue.add(timer(5, key))).isFalse();
@@ -120,10 +128,12 @@ class KeyGroupPartitionedQueueSetTest {
         assertThat(queue.poll()).isNull();
     }
 
-    @Test
-    void snapshotViewsHoldEveryElementOnce() {
+    @ParameterizedTest(name = "packed={0}")
+    @ValueSource(booleans = {false, true})
+    void snapshotViewsHoldEveryElementOnce(boolean packed) {
         Random random = new Random(3);
-        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue = newQueue();
+        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue =
+                newQueue(packed);
         TreeSet<Entry> model = new TreeSet<>(PROMISED);
         for (long key : keysInRange(random, 500)) {
             long time = random.nextInt(50);
@@ -144,10 +154,12 @@ class KeyGroupPartitionedQueueSetTest {
         assertThat(queue.iterator().hasNext()).isFalse();
     }
 
-    @Test
-    void rejectsKeysOutsideItsKeyGroupRange() {
+    @ParameterizedTest(name = "packed={0}")
+    @ValueSource(booleans = {false, true})
+    void rejectsKeysOutsideItsKeyGroupRange(boolean packed) {
         Random random = new Random(5);
-        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue = newQueue();
+        KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>> queue =
+                newQueue(packed);
         long outside;
         do {
             outside = random.nextLong();
@@ -220,13 +232,18 @@ class KeyGroupPartitionedQueueSetTest {
     }
 
     private static KeyGroupPartitionedQueueSet<TimerHeapInternalTimer<Long, VoidNamespace>>
-            newQueue() {
+            newQueue(boolean packed) {
         return new KeyGroupPartitionedQueueSet<>(
                 PriorityComparator.forPriorityComparableObjects(),
                 KeyExtractorFunction.forKeyedObjects(),
                 4,
                 RANGE,
-                KEY_GROUPS);
+                KEY_GROUPS,
+                packed
+                        ? TimerPacking.of(
+                                new TimerSerializer<>(
+                                        LongSerializer.INSTANCE, VoidNamespaceSerializer.INSTANCE))
+                        : null);
     }
 
     private static List<Long> keysInRange(Random random, int count) {
