@@ -112,7 +112,7 @@ final class PackedTimerPartition<T extends HeapPriorityQueueElement>
         }
         T head = peek();
         int id = heap[0];
-        unlink(find(id));
+        unlink(slotOfId(id));
         removeAt(0);
         free(id);
         shrinkIfSparse();
@@ -123,18 +123,9 @@ final class PackedTimerPartition<T extends HeapPriorityQueueElement>
     int add(T element) {
         TimerHeapInternalTimer<?, ?> timer = (TimerHeapInternalTimer<?, ?>) element;
         int hash = packing.hash(timer);
-        int mask = table.length - 1;
-        int slot = home(hash, mask);
-        while (true) {
-            long v = table[slot];
-            if (v == 0) {
-                break;
-            }
-            if ((int) (v >>> 32) == hash
-                    && packing.matches(timer, records, ((int) v - 1) * stride)) {
-                return UNCHANGED;
-            }
-            slot = (slot + 1) & mask;
+        int slot = find(timer, hash);
+        if (slot >= 0) {
+            return UNCHANGED;
         }
         if (size == heap.length) {
             resize(heap.length << 1);
@@ -142,7 +133,7 @@ final class PackedTimerPartition<T extends HeapPriorityQueueElement>
         }
         int id = newId();
         packing.pack(timer, records, id * stride);
-        table[slot] = ((long) hash << 32) | (id + 1);
+        table[-slot - 1] = ((long) hash << 32) | (id + 1);
         heap[size] = id;
         position[id] = size;
         size++;
@@ -154,31 +145,22 @@ final class PackedTimerPartition<T extends HeapPriorityQueueElement>
     @Override
     int remove(T element) {
         TimerHeapInternalTimer<?, ?> timer = (TimerHeapInternalTimer<?, ?>) element;
-        int hash = packing.hash(timer);
-        int mask = table.length - 1;
-        int slot = home(hash, mask);
-        while (true) {
-            long v = table[slot];
-            if (v == 0) {
-                return UNCHANGED;
-            }
-            int id = (int) v - 1;
-            if ((int) (v >>> 32) == hash && packing.matches(timer, records, id * stride)) {
-                int at = position[id];
-                unlink(slot);
-                removeAt(at);
-                free(id);
-                shrinkIfSparse();
-                return at == 0 ? HEAD_CHANGED : CHANGED;
-            }
-            slot = (slot + 1) & mask;
+        int slot = find(timer, packing.hash(timer));
+        if (slot < 0) {
+            return UNCHANGED;
         }
+        int id = (int) table[slot] - 1;
+        int at = position[id];
+        unlink(slot);
+        removeAt(at);
+        free(id);
+        shrinkIfSparse();
+        return at == 0 ? HEAD_CHANGED : CHANGED;
     }
 
     @Override
     boolean holds(T element) {
-        return element instanceof TimerHeapInternalTimer
-                && slotOf((TimerHeapInternalTimer<?, ?>) element) >= 0;
+        return contains(element);
     }
 
     @Override
@@ -200,14 +182,25 @@ final class PackedTimerPartition<T extends HeapPriorityQueueElement>
         return (h ^ (h >>> 16)) & mask;
     }
 
-    private int slotOf(TimerHeapInternalTimer<?, ?> timer) {
-        int hash = packing.hash(timer);
+    private boolean contains(Object o) {
+        if (!(o instanceof TimerHeapInternalTimer)) {
+            return false;
+        }
+        TimerHeapInternalTimer<?, ?> timer = (TimerHeapInternalTimer<?, ?>) o;
+        return find(timer, packing.hash(timer)) >= 0;
+    }
+
+    /**
+     * The slot of the timer equal to {@code timer}, or {@code -slot - 1} for the empty slot that
+     * ends its probe run (where it would go). Reads a timer's longs only when the hashes are equal.
+     */
+    private int find(TimerHeapInternalTimer<?, ?> timer, int hash) {
         int mask = table.length - 1;
         int slot = home(hash, mask);
         while (true) {
             long v = table[slot];
             if (v == 0) {
-                return -1;
+                return -slot - 1;
             }
             if ((int) (v >>> 32) == hash
                     && packing.matches(timer, records, ((int) v - 1) * stride)) {
@@ -218,7 +211,7 @@ final class PackedTimerPartition<T extends HeapPriorityQueueElement>
     }
 
     /** The slot of id {@code id}, which is in the table. */
-    private int find(int id) {
+    private int slotOfId(int id) {
         int mask = table.length - 1;
         int slot = home(packing.hash(records, id * stride), mask);
         while ((int) table[slot] - 1 != id) {
@@ -381,8 +374,7 @@ final class PackedTimerPartition<T extends HeapPriorityQueueElement>
 
         @Override
         public boolean contains(Object o) {
-            return o instanceof TimerHeapInternalTimer
-                    && slotOf((TimerHeapInternalTimer<?, ?>) o) >= 0;
+            return PackedTimerPartition.this.contains(o);
         }
 
         @Override

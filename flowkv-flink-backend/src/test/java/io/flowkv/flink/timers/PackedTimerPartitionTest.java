@@ -53,18 +53,7 @@ class PackedTimerPartitionTest {
             }
         }
         while (!model.isEmpty()) {
-            Model first = model.pollFirst();
-            TimerHeapInternalTimer<Long, TimeWindow> polled = partition.poll();
-            assertThat(polled.getTimestamp()).isEqualTo(first.time);
-            // Equal timestamps may come out in any order.
-            model.add(first);
-            assertThat(
-                            model.remove(
-                                    new Model(
-                                            polled.getTimestamp(),
-                                            polled.getKey(),
-                                            polled.getNamespace().getStart())))
-                    .isTrue();
+            pollAndCheck(partition, model);
         }
         assertThat(partition.isEmpty()).isTrue();
         assertThat(partition.poll()).isNull();
@@ -97,16 +86,7 @@ class PackedTimerPartitionTest {
             assertThat(change != KeyGroupPartitionedQueueSet.Partition.UNCHANGED)
                     .isEqualTo(model.remove(m));
         } else if (!model.isEmpty()) {
-            TimerHeapInternalTimer<Long, TimeWindow> polled = partition.poll();
-            Model first = model.first();
-            assertThat(polled.getTimestamp()).isEqualTo(first.time);
-            assertThat(
-                            model.remove(
-                                    new Model(
-                                            polled.getTimestamp(),
-                                            polled.getKey(),
-                                            polled.getNamespace().getStart())))
-                    .isTrue();
+            pollAndCheck(partition, model);
         }
         assertThat(partition.size()).isEqualTo(model.size());
         if (model.isEmpty()) {
@@ -127,6 +107,17 @@ class PackedTimerPartitionTest {
         if (oldHead != null && oldHeadObject != null && model.first().time != oldHead.time) {
             assertThat(head).as("a new head is a new object").isNotSameAs(oldHeadObject);
         }
+    }
+
+    /** Polls a timer of the model's first timestamp (equal ones in any order) and removes it. */
+    private static void pollAndCheck(
+            PackedTimerPartition<TimerHeapInternalTimer<Long, TimeWindow>> partition,
+            TreeSet<Model> model) {
+        TimerHeapInternalTimer<Long, TimeWindow> polled = partition.poll();
+        assertThat(polled.getTimestamp()).isEqualTo(model.first().time);
+        Model got =
+                new Model(polled.getTimestamp(), polled.getKey(), polled.getNamespace().getStart());
+        assertThat(model.remove(got)).as("polled " + got).isTrue();
     }
 
     @Test
