@@ -136,7 +136,6 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
                             : new ObjectPartition<>(comparator, minimumCapacity);
             partitions[group] = partition;
         }
-        T oldHead = peek();
         int change = partition.add(element);
         // The element stays queued either way, as the one added or the equal one found.
         lastAdded = element;
@@ -149,7 +148,9 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         } else if (change == Partition.HEAD_CHANGED) {
             siftUp(heapPosition[group]);
         }
-        return oldHead != peek();
+        // The queue's head is new if and only if the element became its group's head and the
+        // group came to the top.
+        return change == Partition.HEAD_CHANGED && groupHeap[0] == group;
     }
 
     @Override
@@ -160,7 +161,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         if (partition == null) {
             return false;
         }
-        T oldHead = peek();
+        boolean groupOnTop = heapPosition[group] == 0;
         int change = partition.remove(element);
         if (change == Partition.UNCHANGED) {
             return false;
@@ -172,7 +173,8 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
             // The group's place in the heap of groups follows its head only.
             reposition(heapPosition[group]);
         }
-        return oldHead != peek();
+        // The queue's head left if and only if the element was its group's head, on top.
+        return groupOnTop && change == Partition.HEAD_CHANGED;
     }
 
     @Override
@@ -326,7 +328,7 @@ final class KeyGroupPartitionedQueueSet<T extends HeapPriorityQueueElement>
         /** It added or removed an element, and the head is the same. */
         static final int CHANGED = 1;
 
-        /** It added or removed an element, and the head changed (or may have). */
+        /** It added or removed an element, and that element is or was the head. */
         static final int HEAD_CHANGED = 2;
 
         abstract boolean isEmpty();

@@ -19,8 +19,8 @@ import java.util.Set;
  * tombstones); freed ids are reused; below an eighth of its capacity the partition packs its
  * records into fewer, so its heap follows the number of timers, not their history.
  *
- * <p>The head is handed out as an object made on first request and kept until the head changes, so
- * that the queue's "did the head change" test, an identity comparison of heads, holds.
+ * <p>The head is handed out as an object made on first request and kept until the head changes:
+ * Flink's timer service peeks at every watermark, and polls the timer it peeked.
  */
 final class PackedTimerPartition<T extends HeapPriorityQueueElement>
         extends KeyGroupPartitionedQueueSet.Partition<T> {
