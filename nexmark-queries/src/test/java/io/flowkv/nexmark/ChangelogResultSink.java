@@ -1,5 +1,7 @@
 package io.flowkv.nexmark;
 
+import io.flowkv.nexmark.sql.SqlQuery;
+
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
@@ -30,6 +32,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * them over as one batch per checkpoint; the committer applies a batch only once the checkpoint has
  * completed, and only once even if it is committed again after a failure. Rows written after the
  * last completed checkpoint are dropped with the failed attempt and come again from the replay.
+ *
+ * <p>With an upsert key ({@link SqlQuery#upsertKey}) a row replaces the row of its key and a
+ * retraction removes it, as an upsert sink applies a changelog that does not retract what it
+ * replaces.
  */
 final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<ChangelogResultSink.Batch> {
     private static final long serialVersionUID = 1L;
@@ -37,13 +43,19 @@ final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<Changelo
     /** Per run id: each row of the final table (its fields as text) and how often it is in it. */
     private static final Map<String, Map<String, Long>> TABLES = new ConcurrentHashMap<>();
 
+    /** Per run id of an upsert-keyed changelog: each key's current row (its fields as text). */
+    private static final Map<String, Map<String, String>> ROWS_BY_KEY = new ConcurrentHashMap<>();
+
     /** Batches already applied, by id: a commit retried after a restore changes nothing. */
     private static final Set<String> APPLIED = ConcurrentHashMap.newKeySet();
 
     private final String runId;
+    private final int upsertKey;
 
-    ChangelogResultSink(String runId) {
+    /** {@code upsertKey}: {@link SqlQuery#upsertKey} of the query whose changelog this takes. */
+    ChangelogResultSink(String runId, int upsertKey) {
         this.runId = runId;
+        this.upsertKey = upsertKey;
     }
 
     /** The final table of run {@code runId}: rows with a count above zero. */
@@ -51,17 +63,24 @@ final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<Changelo
         return Map.copyOf(TABLES.getOrDefault(runId, Map.of()));
     }
 
-    /** The rows staged between two checkpoints of one writer. */
-    record Batch(String id, String runId, List<String> changes) {}
+    /**
+     * The rows staged between two checkpoints of one writer, each {@code kind|fields}; with an
+     * upsert key (not {@link SqlQuery#NO_UPSERT_KEY}), {@code keys} holds each row's key field.
+     */
+    record Batch(String id, String runId, int upsertKey, List<String> changes, List<String> keys) {}
 
     @Override
     public CommittingSinkWriter<Row, Batch> createWriter(WriterInitContext context) {
         return new CommittingSinkWriter<>() {
             private List<String> staged = new ArrayList<>();
+            private List<String> keys = new ArrayList<>();
 
             @Override
             public void write(Row row, Context context) {
                 staged.add(encode(row));
+                if (upsertKey != SqlQuery.NO_UPSERT_KEY) {
+                    keys.add(String.valueOf(row.getField(upsertKey)));
+                }
             }
 
             @Override
@@ -69,8 +88,10 @@ final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<Changelo
                 if (staged.isEmpty()) {
                     return List.of();
                 }
-                Batch batch = new Batch(UUID.randomUUID().toString(), runId, staged);
+                Batch batch =
+                        new Batch(UUID.randomUUID().toString(), runId, upsertKey, staged, keys);
                 staged = new ArrayList<>();
+                keys = new ArrayList<>();
                 return List.of(batch);
             }
 
@@ -114,13 +135,31 @@ final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<Changelo
     private static void apply(Batch batch) {
         Map<String, Long> table =
                 TABLES.computeIfAbsent(batch.runId(), id -> new ConcurrentHashMap<>());
-        for (String change : batch.changes()) {
+        Map<String, String> rowsByKey =
+                ROWS_BY_KEY.computeIfAbsent(batch.runId(), id -> new ConcurrentHashMap<>());
+        for (int i = 0; i < batch.changes().size(); i++) {
+            String change = batch.changes().get(i);
             int bar = change.indexOf('|');
             RowKind kind = kindOf(change.substring(0, bar));
             String fields = change.substring(bar + 1);
-            long delta = kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER ? 1 : -1;
-            table.merge(fields, delta, (a, b) -> a + b == 0 ? null : a + b);
+            boolean adds = kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER;
+            if (batch.upsertKey() == SqlQuery.NO_UPSERT_KEY) {
+                count(table, fields, adds ? 1 : -1);
+                continue;
+            }
+            String key = batch.keys().get(i);
+            String replaced = adds ? rowsByKey.put(key, fields) : rowsByKey.remove(key);
+            if (replaced != null) {
+                count(table, replaced, -1);
+            }
+            if (adds) {
+                count(table, fields, 1);
+            }
         }
+    }
+
+    private static void count(Map<String, Long> table, String fields, long delta) {
+        table.merge(fields, delta, (a, b) -> a + b == 0 ? null : a + b);
     }
 
     private static RowKind kindOf(String shortString) {
@@ -140,7 +179,7 @@ final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<Changelo
     private static final class BatchSerializer implements SimpleVersionedSerializer<Batch> {
         @Override
         public int getVersion() {
-            return 1;
+            return 2;
         }
 
         @Override
@@ -149,29 +188,40 @@ final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<Changelo
             try (DataOutputStream out = new DataOutputStream(bytes)) {
                 out.writeUTF(batch.id());
                 out.writeUTF(batch.runId());
-                out.writeInt(batch.changes().size());
-                for (String change : batch.changes()) {
-                    out.writeUTF(change);
-                }
+                out.writeInt(batch.upsertKey());
+                writeList(out, batch.changes());
+                writeList(out, batch.keys());
             }
             return bytes.toByteArray();
         }
 
         @Override
         public Batch deserialize(int version, byte[] serialized) throws IOException {
-            if (version != 1) {
+            if (version != 2) {
                 throw new IOException("unknown batch version " + version);
             }
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
                 String id = in.readUTF();
                 String runId = in.readUTF();
-                int n = in.readInt();
-                List<String> changes = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    changes.add(in.readUTF());
-                }
-                return new Batch(id, runId, changes);
+                int upsertKey = in.readInt();
+                return new Batch(id, runId, upsertKey, readList(in), readList(in));
             }
+        }
+
+        private static void writeList(DataOutputStream out, List<String> list) throws IOException {
+            out.writeInt(list.size());
+            for (String s : list) {
+                out.writeUTF(s);
+            }
+        }
+
+        private static List<String> readList(DataInputStream in) throws IOException {
+            int n = in.readInt();
+            List<String> list = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                list.add(in.readUTF());
+            }
+            return list;
         }
     }
 }

@@ -188,7 +188,7 @@ final class FaultyCluster implements AutoCloseable {
         StreamExecutionEnvironment env = environment(spec);
         StreamTableEnvironment tEnv = SqlQueries.tables(env, events(env, spec));
         tEnv.toChangelogStream(tEnv.sqlQuery(SqlQueries.sql(query)))
-                .sinkTo(new ChangelogResultSink(spec.runId()))
+                .sinkTo(new ChangelogResultSink(spec.runId(), query.upsertKey()))
                 .uid("results")
                 .name("results");
         return submit(env, spec, null);

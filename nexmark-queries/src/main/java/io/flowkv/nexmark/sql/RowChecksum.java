@@ -17,37 +17,78 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The {@link Checksum} of a SQL query's changelog with the changelog applied: {@code +I}/{@code +U}
  * add the row's hash and one record, {@code -U}/{@code -D} subtract them. The sums are therefore
  * those of the final result table, whatever the order of the updates that led to it. Writes into
  * the same accumulators as {@link Checksum}, so the runner reads both the same way.
+ *
+ * <p>With an upsert key ({@link SqlQuery#upsertKey}) a row replaces the row of its key, and a
+ * retraction removes the row of its key: the function then keeps each key's current row hash on the
+ * heap, one entry per row of the result its subtask sees (a row's key always reaches the same
+ * subtask, since the changelog is forwarded from the operator that keys it).
  */
 public final class RowChecksum extends RichFlatMapFunction<Row, Long> {
     private static final long serialVersionUID = 1L;
 
-    private transient LongCounter records;
-    private transient LongCounter sum;
+    private final int upsertKey;
+
+    private transient Applied applied;
+
+    /**
+     * A checksum of a changelog keyed by field {@code upsertKey} ({@link SqlQuery#upsertKey}), or
+     * of one that retracts every row it replaces ({@link SqlQuery#NO_UPSERT_KEY}).
+     */
+    public RowChecksum(int upsertKey) {
+        this.upsertKey = upsertKey;
+    }
 
     @Override
     public void open(OpenContext openContext) {
-        records = new LongCounter();
-        sum = new LongCounter();
-        getRuntimeContext().addAccumulator(Checksum.RECORDS, records);
-        getRuntimeContext().addAccumulator(Checksum.SUM, sum);
+        applied = new Applied(upsertKey);
+        getRuntimeContext().addAccumulator(Checksum.RECORDS, applied.records);
+        getRuntimeContext().addAccumulator(Checksum.SUM, applied.sum);
     }
 
     @Override
     public void flatMap(Row row, Collector<Long> out) {
-        long h = hash(row);
-        RowKind kind = row.getKind();
-        if (kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER) {
-            records.add(1L);
-            sum.add(h);
-        } else {
-            records.add(-1L);
-            sum.add(-h);
+        applied.apply(row);
+    }
+
+    /** A result table's record count and hash sum as its changelog is applied, row by row. */
+    static final class Applied {
+        final LongCounter records = new LongCounter();
+        final LongCounter sum = new LongCounter();
+        private final int upsertKey;
+        private final Map<Object, Long> current = new HashMap<>();
+
+        Applied(int upsertKey) {
+            this.upsertKey = upsertKey;
+        }
+
+        void apply(Row row) {
+            long h = hash(row);
+            boolean adds = row.getKind() == RowKind.INSERT || row.getKind() == RowKind.UPDATE_AFTER;
+            if (upsertKey == SqlQuery.NO_UPSERT_KEY) {
+                add(adds ? h : -h, adds ? 1 : -1);
+                return;
+            }
+            Object key = row.getField(upsertKey);
+            Long replaced = adds ? current.put(key, h) : current.remove(key);
+            if (replaced != null) {
+                add(-replaced, -1);
+            }
+            if (adds) {
+                add(h, 1);
+            }
+        }
+
+        private void add(long hash, long count) {
+            records.add(count);
+            sum.add(hash);
         }
     }
 

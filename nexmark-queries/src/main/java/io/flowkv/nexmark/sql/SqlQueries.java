@@ -360,7 +360,7 @@ public final class SqlQueries {
         StreamTableEnvironment tEnv = tables(env, generator, maxRate, params);
         Table result = tEnv.sqlQuery(sql(query));
         tEnv.toChangelogStream(result)
-                .flatMap(new RowChecksum(), Types.LONG)
+                .flatMap(new RowChecksum(query.upsertKey()), Types.LONG)
                 .uid("checksum")
                 .name("checksum")
                 .sinkTo(new DiscardingSink<>())

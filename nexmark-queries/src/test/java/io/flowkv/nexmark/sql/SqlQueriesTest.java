@@ -60,14 +60,6 @@ class SqlQueriesTest {
      */
     static final Set<SqlQuery> ORDER_DEPENDENT_AT_P2 = EnumSet.of(SqlQuery.Q19);
 
-    /**
-     * Queries whose final result is not reproducible even on one backend at parallelism 1, so only
-     * that they run and produce output is checked. q9 (join + ROW_NUMBER top 1): on HashMap alone,
-     * five runs of the same 6,000 events gave 879, 865, 879, 879, 879 records; the cause is in
-     * Flink's plan for the join of the two inputs (not yet analysed), not in a backend.
-     */
-    static final Set<SqlQuery> NOT_REPRODUCIBLE = EnumSet.of(SqlQuery.Q9);
-
     @RegisterExtension
     static final MiniClusterExtension CLUSTER =
             new MiniClusterExtension(
@@ -92,10 +84,6 @@ class SqlQueriesTest {
             }
         }
         assertThat(expected.records()).as("%s output records", query.id()).isPositive();
-        if (NOT_REPRODUCIBLE.contains(query)) {
-            results.values().forEach(r -> assertThat(r.records()).as(query.id()).isPositive());
-            return;
-        }
         for (Map.Entry<String, Fingerprint> e : results.entrySet()) {
             assertThat(e.getValue()).as("%s on %s", query.id(), e.getKey()).isEqualTo(expected);
         }
