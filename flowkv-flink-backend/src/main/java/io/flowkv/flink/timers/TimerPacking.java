@@ -137,7 +137,7 @@ final class TimerPacking {
 
     /** A hash of {@code timer}'s packed longs: what {@link #hash(long[], int)} gives them. */
     int hash(TimerHeapInternalTimer<?, ?> timer) {
-        long h = mix(timer.getTimestamp(), keyOf(timer));
+        long h = mix(mix(0, timer.getTimestamp()), keyOf(timer));
         switch (namespace) {
             case TIME_WINDOW:
                 TimeWindow window = (TimeWindow) timer.getNamespace();
@@ -151,8 +151,8 @@ final class TimerPacking {
 
     /** The hash of the timer packed at {@code at}. */
     int hash(long[] records, int at) {
-        long h = mix(records[at], records[at + 1]);
-        for (int i = 2; i < stride; i++) {
+        long h = 0;
+        for (int i = 0; i < stride; i++) {
             h = mix(h, records[at + i]);
         }
         return finish(h);
@@ -204,6 +204,12 @@ final class TimerPacking {
         }
     }
 
+    /**
+     * One long more into the hash: a multiply after every XOR, the timestamp's too, so that
+     * differences in two fields cannot cancel (timestamp and key XORed together before any multiply
+     * made every pair with equal {@code timestamp ^ key} collide: timers of one window registered
+     * at several timestamps for several keys did, a trigger's periodic timers).
+     */
     private static long mix(long h, long v) {
         return (h ^ v) * 0x9E3779B97F4A7C15L;
     }

@@ -114,4 +114,26 @@ class TimerPackingTest {
         }
         assertThat(low.size()).as("distinct low 10 bits of 1024 hashes").isGreaterThan(500);
     }
+
+    @Test
+    void hashesDifferForTimersWhoseTimestampAndKeyDifferInTheSameBits() {
+        TimerPacking packing =
+                TimerPacking.of(
+                        new TimerSerializer<>(
+                                LongSerializer.INSTANCE, new TimeWindow.Serializer()));
+        // One window, a timer every second for a thousand keys: timestamp ^ key is the same for
+        // all of them, which a hash that XORs the two before mixing cannot tell apart.
+        java.util.Set<Integer> hashes = new java.util.HashSet<>();
+        long sameXor = 0x5_0000L;
+        for (long i = 0; i < 1000; i++) {
+            long timestamp = 1_000_000L + i * 1000;
+            hashes.add(
+                    packing.hash(
+                            new TimerHeapInternalTimer<>(
+                                    timestamp,
+                                    timestamp ^ sameXor,
+                                    new TimeWindow(1_000_000L, 2_000_000L))));
+        }
+        assertThat(hashes).as("distinct hashes of 1000 timers").hasSizeGreaterThan(990);
+    }
 }
