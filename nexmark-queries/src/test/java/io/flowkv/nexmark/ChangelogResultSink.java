@@ -1,5 +1,6 @@
 package io.flowkv.nexmark;
 
+import io.flowkv.nexmark.sql.ChangelogApplier;
 import io.flowkv.nexmark.sql.SqlQuery;
 
 import org.apache.flink.api.connector.sink2.Committer;
@@ -33,9 +34,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * completed, and only once even if it is committed again after a failure. Rows written after the
  * last completed checkpoint are dropped with the failed attempt and come again from the replay.
  *
- * <p>With an upsert key ({@link SqlQuery#upsertKey}) a row replaces the row of its key and a
- * retraction removes it, as an upsert sink applies a changelog that does not retract what it
- * replaces.
+ * <p>The committer applies the changes with a {@link ChangelogApplier}: by key for a query with an
+ * upsert key ({@link SqlQuery#upsertKey}).
  */
 final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<ChangelogResultSink.Batch> {
     private static final long serialVersionUID = 1L;
@@ -43,8 +43,8 @@ final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<Changelo
     /** Per run id: each row of the final table (its fields as text) and how often it is in it. */
     private static final Map<String, Map<String, Long>> TABLES = new ConcurrentHashMap<>();
 
-    /** Per run id of an upsert-keyed changelog: each key's current row (its fields as text). */
-    private static final Map<String, Map<String, String>> ROWS_BY_KEY = new ConcurrentHashMap<>();
+    /** Per run id: how its changes reach its table (an upsert-keyed one keeps each key's row). */
+    private static final Map<String, ChangelogApplier<String>> APPLIERS = new ConcurrentHashMap<>();
 
     /** Batches already applied, by id: a commit retried after a restore changes nothing. */
     private static final Set<String> APPLIED = ConcurrentHashMap.newKeySet();
@@ -135,31 +135,27 @@ final class ChangelogResultSink implements Sink<Row>, SupportsCommitter<Changelo
     private static void apply(Batch batch) {
         Map<String, Long> table =
                 TABLES.computeIfAbsent(batch.runId(), id -> new ConcurrentHashMap<>());
-        Map<String, String> rowsByKey =
-                ROWS_BY_KEY.computeIfAbsent(batch.runId(), id -> new ConcurrentHashMap<>());
-        for (int i = 0; i < batch.changes().size(); i++) {
-            String change = batch.changes().get(i);
-            int bar = change.indexOf('|');
-            RowKind kind = kindOf(change.substring(0, bar));
-            String fields = change.substring(bar + 1);
-            boolean adds = kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER;
-            if (batch.upsertKey() == SqlQuery.NO_UPSERT_KEY) {
-                count(table, fields, adds ? 1 : -1);
-                continue;
-            }
-            String key = batch.keys().get(i);
-            String replaced = adds ? rowsByKey.put(key, fields) : rowsByKey.remove(key);
-            if (replaced != null) {
-                count(table, replaced, -1);
-            }
-            if (adds) {
-                count(table, fields, 1);
+        ChangelogApplier<String> applier =
+                APPLIERS.computeIfAbsent(
+                        batch.runId(),
+                        id ->
+                                new ChangelogApplier<>(
+                                        batch.upsertKey(),
+                                        (fields, delta) ->
+                                                table.merge(
+                                                        fields,
+                                                        (long) delta,
+                                                        (a, b) -> a + b == 0 ? null : a + b)));
+        // The committers of one run may commit at once (their keys differ).
+        synchronized (applier) {
+            for (int i = 0; i < batch.changes().size(); i++) {
+                String change = batch.changes().get(i);
+                int bar = change.indexOf('|');
+                String key =
+                        batch.upsertKey() == SqlQuery.NO_UPSERT_KEY ? null : batch.keys().get(i);
+                applier.apply(kindOf(change.substring(0, bar)), key, change.substring(bar + 1));
             }
         }
-    }
-
-    private static void count(Map<String, Long> table, String fields, long delta) {
-        table.merge(fields, delta, (a, b) -> a + b == 0 ? null : a + b);
     }
 
     private static RowKind kindOf(String shortString) {

@@ -7,7 +7,6 @@ import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
 import org.apache.flink.types.Row;
-import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
 
 import java.math.BigDecimal;
@@ -17,8 +16,6 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.ZoneOffset;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * The {@link Checksum} of a SQL query's changelog with the changelog applied: {@code +I}/{@code +U}
@@ -26,10 +23,10 @@ import java.util.Map;
  * those of the final result table, whatever the order of the updates that led to it. Writes into
  * the same accumulators as {@link Checksum}, so the runner reads both the same way.
  *
- * <p>With an upsert key ({@link SqlQuery#upsertKey}) a row replaces the row of its key, and a
- * retraction removes the row of its key: the function then keeps each key's current row hash on the
- * heap, one entry per row of the result its subtask sees (a row's key always reaches the same
- * subtask, since the changelog is forwarded from the operator that keys it).
+ * <p>With an upsert key ({@link SqlQuery#upsertKey}) the changelog is applied by key ({@link
+ * ChangelogApplier}): the function then keeps each key's current row hash on the heap, one entry
+ * per row of the result its subtask sees (a row's key always reaches the same subtask, since the
+ * changelog is forwarded from the operator that keys it).
  */
 public final class RowChecksum extends RichFlatMapFunction<Row, Long> {
     private static final long serialVersionUID = 1L;
@@ -63,32 +60,22 @@ public final class RowChecksum extends RichFlatMapFunction<Row, Long> {
         final LongCounter records = new LongCounter();
         final LongCounter sum = new LongCounter();
         private final int upsertKey;
-        private final Map<Object, Long> current = new HashMap<>();
+        private final ChangelogApplier<Long> applier;
 
         Applied(int upsertKey) {
             this.upsertKey = upsertKey;
+            this.applier =
+                    new ChangelogApplier<>(
+                            upsertKey,
+                            (hash, delta) -> {
+                                records.add((long) delta);
+                                sum.add(delta * hash);
+                            });
         }
 
         void apply(Row row) {
-            long h = hash(row);
-            boolean adds = row.getKind() == RowKind.INSERT || row.getKind() == RowKind.UPDATE_AFTER;
-            if (upsertKey == SqlQuery.NO_UPSERT_KEY) {
-                add(adds ? h : -h, adds ? 1 : -1);
-                return;
-            }
-            Object key = row.getField(upsertKey);
-            Long replaced = adds ? current.put(key, h) : current.remove(key);
-            if (replaced != null) {
-                add(-replaced, -1);
-            }
-            if (adds) {
-                add(h, 1);
-            }
-        }
-
-        private void add(long hash, long count) {
-            records.add(count);
-            sum.add(hash);
+            Object key = upsertKey == SqlQuery.NO_UPSERT_KEY ? null : row.getField(upsertKey);
+            applier.apply(row.getKind(), key, hash(row));
         }
     }
 
