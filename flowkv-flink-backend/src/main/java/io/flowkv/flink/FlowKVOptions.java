@@ -81,12 +81,15 @@ public final class FlowKVOptions {
                     .booleanType()
                     .defaultValue(true)
                     .withDescription(
-                            "AAR store: write a full write buffer to the window logs on a "
+                            "AAR and AUR stores: write a full write buffer to the logs on a "
                                     + "background thread while the task goes on appending into "
-                                    + "a second buffer, instead of on the task thread. The task "
-                                    + "waits for that write when it reads, clears or checkpoints "
-                                    + "the state, or when the next buffer is full. false: the "
-                                    + "task thread writes.");
+                                    + "a second buffer, instead of on the task thread. AAR: the "
+                                    + "task waits for that write when it reads, clears or "
+                                    + "checkpoints the state, or when the next buffer is full. "
+                                    + "AUR: the task lays out the frames and writes the index "
+                                    + "entries itself, and waits for the data frames' write at "
+                                    + "its next flush, read that misses, read ahead, compaction "
+                                    + "or checkpoint. false: the task thread writes.");
 
     public static final ConfigOption<Double> MAX_SPACE_AMPLIFICATION =
             ConfigOptions.key("state.backend.flowkv.max-space-amplification")

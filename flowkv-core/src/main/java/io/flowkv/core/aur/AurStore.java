@@ -1,5 +1,6 @@
 package io.flowkv.core.aur;
 
+import io.flowkv.core.BackgroundWork;
 import io.flowkv.core.CorruptLogException;
 import io.flowkv.core.EntryVisitor;
 import io.flowkv.core.Jitter;
@@ -33,6 +34,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 
 import static io.flowkv.core.aur.WindowStatTable.EXPLICIT_ETT;
 import static io.flowkv.core.aur.WindowStatTable.NO_ID;
@@ -77,11 +80,22 @@ import static io.flowkv.core.log.IoFailures.deleteQuietly;
  * and window bytes, which the index scan needs to tell live entries from dead ones without an
  * in-memory position index.
  *
+ * <p><b>Flushes in the background.</b> With {@link AurStoreOptions#backgroundFlush} (the default) a
+ * flush lays out its frames, writes the index entries and moves the windows' chains, prefetched
+ * copies and byte counts on the calling thread, exactly as if the frames were written, then hands
+ * the write buffer to a thread of {@code flowkv-aur-flush-N} ({@link BackgroundWork}) to write the
+ * data frames while appends go on into a second write buffer. Anything that reads the data logs or
+ * touches the data log writer (a read that misses, a read ahead, compaction, iteration, the next
+ * flush, a seal, close) waits for that write first. A write that fails is retried there, on the
+ * calling thread, from the same offset with the values the buffer still holds; if the retry fails
+ * too, that operation fails and the values stay for the next one, so nothing appended is lost.
+ *
  * <p>Single writer thread, no locks. Every byte held in memory is charged to the {@link
  * MemoryBudget}; a refusal flushes the write buffer and drops prefetched windows.
  */
 public final class AurStore implements ListStore, TriggerTimes {
     private static final Logger LOG = LoggerFactory.getLogger(AurStore.class);
+    private static final ExecutorService FLUSHERS = BackgroundWork.pool("flowkv-aur-flush-");
 
     static final String DATA_PREFIX = "aur-data-";
     static final String INDEX_PREFIX = "aur-index-";
@@ -101,7 +115,30 @@ public final class AurStore implements ListStore, TriggerTimes {
     private final TriggerTimePredictor predictor;
     private final StoreStats stats = new StoreStats();
     private final WindowStatTable table;
-    private final WriteBuffer writeBuffer;
+
+    /** Where appends go. */
+    private WriteBuffer writeBuffer;
+
+    /**
+     * The write buffer whose frames a flush is writing (or failed to write) to the data log, or
+     * null; its windows are already on their chains.
+     */
+    private WriteBuffer flushing;
+
+    /** The write (on {@link #FLUSHERS}) of {@link #flushing}'s frames, or null if it ended. */
+    private Future<?> flushTask;
+
+    /** What the last write of {@link #flushing}'s frames threw, or null. */
+    private Throwable flushFailure;
+
+    /** Data log offset of {@link #flushing}'s first frame. */
+    private long flushingFrom;
+
+    /**
+     * The other write buffer, empty, keeping its chunks for the next flush; null while flushing.
+     */
+    private WriteBuffer spare;
+
     private final double compactionThreshold;
     private final IndexEntryDescriptor entry = new IndexEntryDescriptor();
 
@@ -196,6 +233,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         this.ahead = new ReadAhead(loader);
         prefetch.guardedBy(ahead);
         this.writeBuffer = new WriteBuffer(table, budget, writeBufferLimit);
+        this.spare = new WriteBuffer(table, budget, writeBufferLimit);
         IoBuffer data = null;
         try {
             this.chains = newChains();
@@ -399,16 +437,47 @@ public final class AurStore implements ListStore, TriggerTimes {
      */
     private void bufferValue(int id, byte[] value) throws IOException {
         if (writeBuffer.full(value.length)) {
-            flush();
+            flushForAppend();
         }
         if (writeBuffer.tryAppend(id, value)) {
             return;
         }
-        flush();
-        if (!writeBuffer.tryAppend(id, value)) {
-            prefetch.evictAll();
-            writeBuffer.append(id, value);
+        if (releaseSpare() && writeBuffer.tryAppend(id, value)) {
+            return;
         }
+        flushForAppend();
+        if (writeBuffer.tryAppend(id, value)) {
+            return;
+        }
+        // The buffer in flight holds the memory: wait for its write and take its chunks back.
+        settleFlush();
+        if (releaseSpare() && writeBuffer.tryAppend(id, value)) {
+            return;
+        }
+        prefetch.evictAll();
+        writeBuffer.append(id, value);
+    }
+
+    /**
+     * Flushes before an append: the window the append is for needs room in the dirty list of the
+     * write buffer that takes over.
+     */
+    private void flushForAppend() throws IOException {
+        flush();
+        reserveDirtyWindow();
+    }
+
+    /**
+     * Gives back the chunks the spare write buffer kept, unless a flush still writes from them;
+     * returns whether it held any beyond its first.
+     */
+    private boolean releaseSpare() {
+        if (spare == null) {
+            return false;
+        }
+        long before = spare.memoryBytes();
+        spare.releaseSpares();
+        return spare.memoryBytes() < before;
     }
 
     /**
@@ -425,33 +494,50 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         if (writeBuffer.windows() > 0) {
             flush();
-        } else {
-            writeBuffer.reserveWindow();
+            if (writeBuffer.tryReserveWindow()) {
+                return;
+            }
         }
+        settleFlush();
+        releaseSpare();
+        writeBuffer.reserveWindow();
     }
 
     /**
      * Writes the write buffer to the logs: per window one data frame of its values and one index
-     * entry. If a write fails, both logs are rolled back and the write buffer is kept whole, so a
-     * later flush writes it again.
+     * entry. If an index write fails, the index log is rolled back and the write buffer is kept
+     * whole, so a later flush writes it again. The data frames are then written on a flush thread
+     * ({@link AurStoreOptions#backgroundFlush}) or here; see the class comment for a write that
+     * fails.
      */
     @Override
     public void flush() throws IOException {
         checkOpen();
+        settleFlush();
         if (writeBuffer.windows() == 0) {
             return;
         }
         prepareWriters();
-        long flushed = 0;
+        long from = dataWriter.size();
+        long at = from;
         try {
             long indexFrame = indexWriter.beginFrame();
             int windows = writeBuffer.windows();
             for (int i = 0; i < windows; i++) {
                 int id = writeBuffer.window(i);
-                long frameAt = dataWriter.beginFrame();
-                writeBuffer.writePayload(id, dataWriter);
-                dataWriter.endFrame();
-                long frameLength = dataWriter.size() - frameAt;
+                long payload = writeBuffer.payloadBytes(id);
+                if (payload > FrameDescriptor.MAX_PAYLOAD) {
+                    throw new IOException(
+                            "a data frame of "
+                                    + payload
+                                    + " bytes (one window's values since the last flush) exceeds"
+                                    + " the maximum of "
+                                    + FrameDescriptor.MAX_PAYLOAD
+                                    + " in "
+                                    + activeData.path);
+                }
+                long frameLength = FrameDescriptor.HEADER_LENGTH + payload;
+                long position = Positions.pack(activeData.id, at);
                 int both = table.keyAndWindowLength(id);
                 if (keyScratch.length < both) {
                     keyScratch = new byte[Math.max(both, 2 * keyScratch.length)];
@@ -461,7 +547,7 @@ public final class AurStore implements ListStore, TriggerTimes {
                 IndexEntryDescriptor.write(
                         indexWriter,
                         flushSeq,
-                        Positions.pack(activeData.id, frameAt),
+                        position,
                         (int) frameLength,
                         table.valueCount(id),
                         table.maxTimestamp(id),
@@ -475,11 +561,10 @@ public final class AurStore implements ListStore, TriggerTimes {
                     indexWriter.endFrame();
                     indexFrame = indexWriter.beginFrame();
                 }
-                writeBuffer.setFlushed(i, Positions.pack(activeData.id, frameAt), frameLength);
-                flushed += frameLength;
+                writeBuffer.setFlushed(i, position, frameLength);
+                at += frameLength;
             }
             indexWriter.endFrame();
-            dataWriter.flush();
             indexWriter.flush();
         } catch (IOException | RuntimeException e) {
             rollBackWriters(e);
@@ -495,20 +580,105 @@ public final class AurStore implements ListStore, TriggerTimes {
                 extendPrefetched(id);
             }
         }
-        activeData.size = dataWriter.size();
+        long flushed = at - from;
+        activeData.size = at;
         activeIndex.size = indexWriter.size();
-        writeBuffer.clear();
+        writeBuffer.detach();
+        flushing = writeBuffer;
+        flushingFrom = from;
         flushSeq++;
         liveBytes += flushed;
         flushedSinceDeath += flushed;
         stats.addFlushed(flushed);
+        writeBuffer = spare;
+        spare = null;
         publishSpace();
+        if (options.backgroundFlush()) {
+            WriteBuffer frames = flushing;
+            LogWriter out = dataWriter;
+            flushTask = FLUSHERS.submit(() -> writeFrames(frames, out));
+        } else {
+            settleFlush();
+        }
         if (shouldCompactWithoutRead()) {
             // Compaction normally rides on a miss's index scan; a store whose windows are
             // removed without being read must not grow without bound either.
             compact(Reclaim.DEADEST);
         } else {
             copyChainsIfMostlyDead();
+        }
+    }
+
+    private static Void writeFrames(WriteBuffer frames, LogWriter out) throws IOException {
+        frames.writeFrames(out);
+        out.flush();
+        return null;
+    }
+
+    /**
+     * Waits for the write of the last flush's data frames, if one is in flight; if it failed,
+     * writes them again here from the same offset. On success the flushed buffer is emptied and
+     * kept for the next flush; if the write fails again, this throws and the buffer stays for the
+     * next call.
+     */
+    private void settleFlush() throws IOException {
+        if (flushing == null) {
+            return;
+        }
+        Throwable failure = flushFailure;
+        if (flushTask != null) {
+            failure = BackgroundWork.await(flushTask);
+            flushTask = null;
+        } else if (failure == null) {
+            // Written nowhere yet: the flush writes on this thread (no background flush).
+            failure = tryWriteFrames(false);
+        }
+        if (failure != null) {
+            LOG.warn(
+                    "AUR store in {}: writing {} bytes of data frames to {} at offset {} failed; writing"
+                            + " them again",
+                    directory,
+                    activeData.size - flushingFrom,
+                    activeData.path,
+                    flushingFrom,
+                    failure);
+            Throwable again = tryWriteFrames(true);
+            if (again != null) {
+                flushFailure = again;
+                if (again != failure) {
+                    again.addSuppressed(failure);
+                }
+                throw new IOException(
+                        "AUR store in "
+                                + directory
+                                + ": the data frames of the last flush could not be written to "
+                                + activeData.path
+                                + " at offset "
+                                + flushingFrom
+                                + "; their values stay in memory and the next operation writes"
+                                + " them again",
+                        again);
+            }
+        }
+        flushFailure = null;
+        spare = flushing;
+        flushing = null;
+        spare.recycle();
+    }
+
+    /**
+     * Writes the flushing buffer's frames, after rolling the data log back to where they begin if
+     * {@code again}; returns what failed, or null.
+     */
+    private Throwable tryWriteFrames(boolean again) {
+        try {
+            if (again) {
+                dataWriter.truncate(flushingFrom);
+            }
+            writeFrames(flushing, dataWriter);
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return e;
         }
     }
 
@@ -642,7 +812,9 @@ public final class AurStore implements ListStore, TriggerTimes {
      */
     private boolean batchRead(int requested, ValueConsumer consumer) throws IOException {
         ahead.settle();
+        settleFlush();
         writeBuffer.releaseSpares();
+        releaseSpare();
         long stamp = ++batchStamp;
         requestedId = requested;
         boolean cacheRequested = prefetch.plan(requested, stamp, readClock);
@@ -691,9 +863,12 @@ public final class AurStore implements ListStore, TriggerTimes {
         if (!options.readAhead() || ahead.running()) {
             return;
         }
+        // The bets' frames may be among those the last flush is still writing.
+        settleFlush();
         long stamp = ++batchStamp;
         requestedId = NO_ID;
         writeBuffer.releaseSpares();
+        releaseSpare();
         if (prefetch.planAhead(stamp, readClock) == 0) {
             // Nothing to bet on, or the buffer is still full of bets: look again later, and
             // less often each time it finds none.
@@ -782,6 +957,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     /** An index scan for compaction alone, collecting no window. */
     private void compact(Reclaim reclaim) throws IOException {
         ahead.settle();
+        settleFlush();
         batch.clear();
         scanIndex(reclaim, ++batchStamp);
     }
@@ -1131,6 +1307,7 @@ public final class AurStore implements ListStore, TriggerTimes {
     public void forEach(EntryVisitor visitor) throws IOException {
         checkOpen();
         ahead.settle();
+        settleFlush();
         IndexEntryDescriptor e = new IndexEntryDescriptor();
         long scanned =
                 indexLogs.scanLive(
@@ -1180,6 +1357,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         checkOpen();
         ahead.settle();
         flush();
+        settleFlush();
         if (writerFault) {
             truncateWriters();
         }
@@ -1374,7 +1552,13 @@ public final class AurStore implements ListStore, TriggerTimes {
 
     /** Budget bytes the write buffer holds (for tests). */
     long writeBufferBytes() {
-        return writeBuffer.memoryBytes();
+        return writeBuffer.memoryBytes() + otherWriteBufferBytes();
+    }
+
+    /** Budget bytes of the write buffer in flight or kept spare. */
+    private long otherWriteBufferBytes() {
+        return (flushing != null ? flushing.memoryBytes() : 0)
+                + (spare != null ? spare.memoryBytes() : 0);
     }
 
     @Override
@@ -1384,6 +1568,7 @@ public final class AurStore implements ListStore, TriggerTimes {
         }
         return table.memoryBytes()
                 + writeBuffer.memoryBytes()
+                + otherWriteBufferBytes()
                 + prefetch.memoryBytes()
                 + batch.memoryBytes()
                 + dataStaging.capacity()
@@ -1428,6 +1613,11 @@ public final class AurStore implements ListStore, TriggerTimes {
         } catch (RuntimeException e) {
             failure = new IOException("AUR store in " + directory + ": read ahead failed", e);
         }
+        if (flushTask != null) {
+            // Files stay on disk, but the writer must not be closed under the flush thread.
+            BackgroundWork.await(flushTask);
+            flushTask = null;
+        }
         failure = closeWriter(dataWriter, failure);
         failure = closeWriter(indexWriter, failure);
         dataWriter = null;
@@ -1445,6 +1635,12 @@ public final class AurStore implements ListStore, TriggerTimes {
         chains.close();
         table.release();
         writeBuffer.close();
+        if (flushing != null) {
+            flushing.close();
+        }
+        if (spare != null) {
+            spare.close();
+        }
         batch.close();
         loader.release();
         if (failure != null) {

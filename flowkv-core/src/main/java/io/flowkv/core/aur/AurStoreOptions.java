@@ -34,6 +34,7 @@ public final class AurStoreOptions extends StoreOptions {
     private final TriggerTimePredictor predictor;
     private final boolean openDataLogsOnRestore;
     private final boolean readAhead;
+    private final boolean backgroundFlush;
 
     private AurStoreOptions(Builder b) {
         super(b);
@@ -45,18 +46,27 @@ public final class AurStoreOptions extends StoreOptions {
         this.predictor = b.predictor;
         this.openDataLogsOnRestore = b.openDataLogsOnRestore;
         this.readAhead = b.readAhead;
+        this.backgroundFlush = b.backgroundFlush;
     }
 
     public static Builder builder(Path directory) {
         return new Builder(directory);
     }
 
-    /** Fraction of the live windows loaded with every prefetch miss; 0 disables prediction. */
     /** Whether the prefetch's bets are read on another thread ahead of the misses. */
     public boolean readAhead() {
         return readAhead;
     }
 
+    /**
+     * Whether a flush writes its data frames on another thread while appends go on into a second
+     * write buffer.
+     */
+    public boolean backgroundFlush() {
+        return backgroundFlush;
+    }
+
+    /** Fraction of the live windows loaded with every prefetch miss; 0 disables prediction. */
     public double readBatchRatio() {
         return readBatchRatio;
     }
@@ -105,6 +115,7 @@ public final class AurStoreOptions extends StoreOptions {
         private TriggerTimePredictor predictor = TriggerTimePredictor.sessionGap();
         private boolean openDataLogsOnRestore = true;
         private boolean readAhead = true;
+        private boolean backgroundFlush = true;
 
         private Builder(Path directory) {
             super(directory, DEFAULT_WRITE_BUFFER_BYTES, MIN_WRITE_BUFFER_BYTES);
@@ -122,6 +133,16 @@ public final class AurStoreOptions extends StoreOptions {
          */
         public Builder readAhead(boolean readAhead) {
             this.readAhead = readAhead;
+            return this;
+        }
+
+        /**
+         * true (the default): a flush lays out its frames, writes the index entries and updates the
+         * windows on the calling thread, then writes the data frames on another thread while
+         * appends go on into a second write buffer; false: the calling thread writes them too.
+         */
+        public Builder backgroundFlush(boolean inBackground) {
+            this.backgroundFlush = inBackground;
             return this;
         }
 

@@ -2,6 +2,7 @@ package io.flowkv.core.aur;
 
 import io.flowkv.core.ValueConsumer;
 import io.flowkv.core.log.LogWriter;
+import io.flowkv.core.log.Positions;
 import io.flowkv.core.memory.MemoryBudget;
 import io.flowkv.core.memory.MemoryBudgetExceededException;
 import io.flowkv.core.memory.OffHeapArena;
@@ -21,20 +22,24 @@ import static io.flowkv.core.aur.WindowStatTable.NONE;
  * <pre>
  *   record:        [next record: long][value length: int][value bytes]
  *   dirty window:  [table id: int][flushed frame length: long][flushed frame position: long]
+ *                  [first record: long]
  * </pre>
  *
  * The dirty list names every window with a record, in the order of its first one since the last
- * flush; a flush writes one data frame per listed window and records where it went, then {@link
- * #clear} empties both. Removing a window unlinks its chain; its records stay in the arena as
- * garbage until the next flush resets it.
+ * flush; a flush lays out one data frame per listed window ({@link #setFlushed}), lets the windows
+ * go ({@link #detach}: the table forgets them, the records and the layout stay), writes the frames
+ * ({@link #writeFrames}, on any one thread: it reads only the arena and the dirty list) and then
+ * {@link #recycle}s the buffer. Removing a window unlinks its chain; its records stay in the arena
+ * as garbage until the next flush resets it.
  */
 final class WriteBuffer implements AutoCloseable {
     private static final int NEXT_OFFSET = 0;
     private static final int LENGTH_OFFSET = 8;
     private static final int RECORD_HEADER = 12;
-    private static final int DIRTY_ENTRY = Integer.BYTES + 2 * Long.BYTES;
+    private static final int DIRTY_ENTRY = Integer.BYTES + 3 * Long.BYTES;
     private static final int FRAME_LENGTH_OFFSET = Integer.BYTES;
     private static final int FRAME_POSITION_OFFSET = Integer.BYTES + Long.BYTES;
+    private static final int FIRST_RECORD_OFFSET = Integer.BYTES + 2 * Long.BYTES;
 
     private final WindowStatTable table;
     private final MemoryBudget budget;
@@ -198,19 +203,46 @@ final class WriteBuffer implements AutoCloseable {
         }
     }
 
-    /** Writes window {@code id}'s values as a frame payload into the frame {@code out} has open. */
-    void writePayload(int id, LogWriter out) throws IOException {
-        for (long r = table.writeHead(id); r != NONE; r = arena.getLong(r, NEXT_OFFSET)) {
-            int length = arena.getInt(r, LENGTH_OFFSET);
-            out.putInt(length);
-            out.putBytes(arena.chunk(r), OffHeapArena.offset(r) + (long) RECORD_HEADER, length);
-        }
+    /**
+     * Records where a flush puts dirty window {@code i}'s frame, and where its records begin (the
+     * table forgets that at {@link #detach}).
+     */
+    void setFlushed(int i, long position, long frameLength) {
+        long entry = (long) i * DIRTY_ENTRY;
+        dirty.putLong(entry + FRAME_LENGTH_OFFSET, frameLength);
+        dirty.putLong(entry + FRAME_POSITION_OFFSET, position);
+        dirty.putLong(entry + FIRST_RECORD_OFFSET, table.writeHead(window(i)));
     }
 
-    /** Records where a flush wrote dirty window {@code i}'s frame. */
-    void setFlushed(int i, long position, long frameLength) {
-        dirty.putLong((long) i * DIRTY_ENTRY + FRAME_LENGTH_OFFSET, frameLength);
-        dirty.putLong((long) i * DIRTY_ENTRY + FRAME_POSITION_OFFSET, position);
+    /**
+     * Writes the frames laid out by {@link #setFlushed} to {@code out}, whose next frame must start
+     * at the first one's offset: per dirty window a frame of its values, [length: int][bytes] each.
+     * Touches neither the table nor the budget, so another thread may run it while the table goes
+     * on with a second buffer.
+     */
+    void writeFrames(LogWriter out) throws IOException {
+        for (int i = 0; i < count; i++) {
+            long entry = (long) i * DIRTY_ENTRY;
+            long expected = Positions.offset(dirty.getLong(entry + FRAME_POSITION_OFFSET));
+            long at = out.beginFrame();
+            if (at != expected) {
+                throw new IllegalStateException(
+                        "AUR frame of dirty window "
+                                + i
+                                + " laid out at "
+                                + expected
+                                + ", written at "
+                                + at);
+            }
+            for (long r = dirty.getLong(entry + FIRST_RECORD_OFFSET);
+                    r != NONE;
+                    r = arena.getLong(r, NEXT_OFFSET)) {
+                int length = arena.getInt(r, LENGTH_OFFSET);
+                out.putInt(length);
+                out.putBytes(arena.chunk(r), OffHeapArena.offset(r) + (long) RECORD_HEADER, length);
+            }
+            out.endFrame();
+        }
     }
 
     long flushedLength(int i) {
@@ -222,13 +254,21 @@ final class WriteBuffer implements AutoCloseable {
     }
 
     /**
-     * Empties the buffer after a flush wrote every dirty window. Its chunks stay for the appends
-     * that follow ({@link OffHeapArena#recycle}) until {@link #releaseSpares}.
+     * Lets every dirty window go after {@link #setFlushed} laid out its frame: the table forgets
+     * their records (appends to the window start a new chain, in whichever buffer takes them), the
+     * buffer keeps them and the layout for {@link #writeFrames}.
      */
-    void clear() {
+    void detach() {
         for (int i = 0; i < count; i++) {
             forget(window(i));
         }
+    }
+
+    /**
+     * Empties a detached buffer after its frames were written. Its chunks stay for the appends that
+     * follow ({@link OffHeapArena#recycle}) until {@link #releaseSpares}.
+     */
+    void recycle() {
         count = 0;
         arena.recycle();
     }

@@ -590,7 +590,8 @@ class AurStoreTest {
 
     @Test
     void shouldLoseNothingAcknowledgedWhenAFlushFailsAndSucceedOnRetry() throws IOException {
-        AurStoreOptions.Builder options = options().writeBufferBytes(1 << 20);
+        AurStoreOptions.Builder options =
+                options().writeBufferBytes(1 << 20).backgroundFlush(false);
         open(options);
         byte[] window = timeWindow(0, 10);
         store.append(bytes("a"), window, bytes("1"), 1);
@@ -613,6 +614,41 @@ class AurStoreTest {
             List<String> expected = new ArrayList<>();
             for (int i = k; i < 200; i += 20) {
                 expected.add("v" + i);
+            }
+            assertThat(read(store, bytes("k" + k), window)).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void shouldWriteTheFramesOfABackgroundFlushAgainWhenTheirWriteFailed() throws IOException {
+        AurStoreOptions.Builder options = options().writeBufferBytes(1 << 20);
+        open(options);
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("a"), window, bytes("1"), 1);
+        store.flush();
+        for (int i = 0; i < 200; i++) {
+            store.append(bytes("k" + (i % 20)), window, bytes("v" + i), i);
+        }
+        io.failWritesAfter(1); // the index entries are written, the data frames are not
+        store.flush(); // returns: the frames are written on a flush thread
+        store.append(bytes("k3"), window, bytes("after"), 300);
+        assertThatThrownBy(() -> read(store, bytes("k3"), window))
+                .as("the read waits for the write, whose retry fails on the full disk too")
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("their values stay in memory");
+        io.heal();
+        assertThat(read(store, bytes("k3"), window)).contains("v3", "v183", "after").hasSize(11);
+        store.append(bytes("a"), window, bytes("2"), 2);
+        SealedStore sealed = store.seal();
+        reopen(options, sealed);
+        assertThat(read(store, bytes("a"), window)).containsExactly("1", "2");
+        for (int k = 0; k < 20; k++) {
+            List<String> expected = new ArrayList<>();
+            for (int i = k; i < 200; i += 20) {
+                expected.add("v" + i);
+            }
+            if (k == 3) {
+                expected.add("after");
             }
             assertThat(read(store, bytes("k" + k), window)).isEqualTo(expected);
         }

@@ -2,6 +2,7 @@ package io.flowkv.core.aur;
 
 import io.flowkv.core.log.FileIo;
 import io.flowkv.core.log.FileType;
+import io.flowkv.core.log.FrameDescriptor;
 import io.flowkv.core.log.LogReader;
 import io.flowkv.core.log.LogWriter;
 import io.flowkv.core.log.Positions;
@@ -245,13 +246,14 @@ class WriteBufferTest {
     }
 
     @Test
-    void shouldWriteThePayloadIntoALogFrameThatReadsBack() throws Exception {
+    void shouldWriteTheLaidOutFramesAfterTheTableLetTheWindowsGo() throws Exception {
         int[] w = windows(2);
         byte[] small = bytes("first");
         byte[] large = filled(1000, 3); // larger than the staging buffer
         byte[] otherValue = bytes("second window");
         Path file = dir.resolve("data.log");
         try (WriteBuffer buffer = new WriteBuffer(table, budget, 1L << 20);
+                WriteBuffer next = new WriteBuffer(table, budget, 1L << 20);
                 IoBuffer staging = IoBuffer.allocate(budget, 256, "test staging")) {
             buffer.reserveWindow();
             buffer.append(w[0], small);
@@ -263,18 +265,48 @@ class WriteBufferTest {
             long second;
             try (LogWriter out =
                     LogWriter.create(FileIo.DEFAULT, file, FileType.AUR_DATA_LOG, 1, staging)) {
-                first = out.beginFrame();
-                buffer.writePayload(w[0], out);
-                assertThat(out.endFrame()).isEqualTo((int) buffer.payloadBytes(w[0]));
-                second = out.beginFrame();
-                buffer.writePayload(w[1], out);
-                out.endFrame();
+                first = out.size();
+                long firstLength = FrameDescriptor.HEADER_LENGTH + buffer.payloadBytes(w[0]);
+                second = first + firstLength;
+                buffer.setFlushed(0, Positions.pack(1, first), firstLength);
+                buffer.setFlushed(
+                        1,
+                        Positions.pack(1, second),
+                        FrameDescriptor.HEADER_LENGTH + buffer.payloadBytes(w[1]));
+                buffer.detach();
+                // The table has let the windows go: a new value starts a chain in another buffer.
+                assertThat(table.writeHead(w[0])).isEqualTo(NONE);
+                next.reserveWindow();
+                next.append(w[0], bytes("after the flush"));
+
+                buffer.writeFrames(out);
                 out.flush();
+                assertThat(out.size()).isEqualTo(second + buffer.flushedLength(1));
             }
             try (LogReader in = LogReader.open(FileIo.DEFAULT, file, FileType.AUR_DATA_LOG, -1)) {
                 assertThat(in.readFrame(first)).isEqualTo(payload(small, large));
                 assertThat(in.readFrame(second)).isEqualTo(payload(otherValue));
             }
+            assertThat(values(next, w[0])).containsExactly("after the flush");
+        }
+    }
+
+    @Test
+    void shouldRefuseToWriteFramesWhereTheLayoutDidNotPutThem() throws Exception {
+        int[] w = windows(1);
+        Path file = dir.resolve("data.log");
+        try (WriteBuffer buffer = new WriteBuffer(table, budget, 1L << 20);
+                IoBuffer staging = IoBuffer.allocate(budget, 256, "test staging");
+                LogWriter out =
+                        LogWriter.create(FileIo.DEFAULT, file, FileType.AUR_DATA_LOG, 1, staging)) {
+            add(buffer, w[0], "v");
+            long at = out.size() + 8;
+            buffer.setFlushed(0, Positions.pack(1, at), 20);
+            buffer.detach();
+
+            assertThatThrownBy(() -> buffer.writeFrames(out))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("laid out at " + at);
         }
     }
 
@@ -303,7 +335,7 @@ class WriteBufferTest {
     }
 
     @Test
-    void shouldEmptyTheWindowsAndResetTheirTableFieldsOnClear() {
+    void shouldEmptyTheWindowsAndResetTheirTableFieldsOnDetachAndRecycle() {
         int[] w = windows(3);
         try (WriteBuffer buffer = new WriteBuffer(table, budget, 4096)) {
             for (int round = 0; round < 20; round++) {
@@ -313,7 +345,8 @@ class WriteBufferTest {
             }
             long held = buffer.memoryBytes();
 
-            buffer.clear();
+            buffer.detach();
+            buffer.recycle();
 
             assertThat(buffer.windows()).isZero();
             for (int id : w) {

@@ -41,6 +41,7 @@ final class AurStateStorage extends ListStorage<AurStore> {
                                     .fileIo(fileIo)
                                     .readBatchRatio(settings.readBatchRatio())
                                     .readAhead(settings.readAhead())
+                                    .backgroundFlush(settings.backgroundFlush())
                                     .predictor(predictor)
                                     .maxSpaceAmplification(settings.maxSpaceAmplification())
                                     .writeBufferBytes(sizing.aurWriteBuffer(n))
