@@ -644,10 +644,11 @@ public final class AurStore implements ListStore, TriggerTimes {
                     failure);
             Throwable again = tryWriteFrames(true);
             if (again != null) {
-                flushFailure = again;
-                if (again != failure) {
+                if (failure != flushFailure && again != failure) {
+                    // The first failure of this write; later retries each report only their own.
                     again.addSuppressed(failure);
                 }
+                flushFailure = again;
                 throw new IOException(
                         "AUR store in "
                                 + directory
@@ -1555,10 +1556,15 @@ public final class AurStore implements ListStore, TriggerTimes {
         return writeBuffer.memoryBytes() + otherWriteBufferBytes();
     }
 
-    /** Budget bytes of the write buffer in flight or kept spare. */
+    /**
+     * Budget bytes of the write buffer in flight or kept spare. Metrics call this from their own
+     * thread, so each field is read once.
+     */
     private long otherWriteBufferBytes() {
-        return (flushing != null ? flushing.memoryBytes() : 0)
-                + (spare != null ? spare.memoryBytes() : 0);
+        WriteBuffer inFlight = flushing;
+        WriteBuffer kept = spare;
+        return (inFlight != null ? inFlight.memoryBytes() : 0)
+                + (kept != null ? kept.memoryBytes() : 0);
     }
 
     @Override
