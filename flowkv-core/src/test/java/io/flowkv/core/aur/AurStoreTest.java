@@ -596,9 +596,7 @@ class AurStoreTest {
         byte[] window = timeWindow(0, 10);
         store.append(bytes("a"), window, bytes("1"), 1);
         store.flush();
-        for (int i = 0; i < 200; i++) {
-            store.append(bytes("k" + (i % 20)), window, bytes("v" + i), i);
-        }
+        appendRoundRobin(window);
         io.failWritesAfter(1);
         assertThatThrownBy(store::flush)
                 .isInstanceOf(IOException.class)
@@ -610,13 +608,7 @@ class AurStoreTest {
         SealedStore sealed = store.seal();
         reopen(options, sealed);
         assertThat(read(store, bytes("a"), window)).containsExactly("1", "2");
-        for (int k = 0; k < 20; k++) {
-            List<String> expected = new ArrayList<>();
-            for (int i = k; i < 200; i += 20) {
-                expected.add("v" + i);
-            }
-            assertThat(read(store, bytes("k" + k), window)).isEqualTo(expected);
-        }
+        assertRoundRobinReads(window);
     }
 
     @Test
@@ -626,9 +618,7 @@ class AurStoreTest {
         byte[] window = timeWindow(0, 10);
         store.append(bytes("a"), window, bytes("1"), 1);
         store.flush();
-        for (int i = 0; i < 200; i++) {
-            store.append(bytes("k" + (i % 20)), window, bytes("v" + i), i);
-        }
+        appendRoundRobin(window);
         io.failWritesAfter(1); // the index entries are written, the data frames are not
         store.flush(); // returns: the frames are written on a flush thread
         store.append(bytes("k3"), window, bytes("after"), 300);
@@ -642,13 +632,25 @@ class AurStoreTest {
         SealedStore sealed = store.seal();
         reopen(options, sealed);
         assertThat(read(store, bytes("a"), window)).containsExactly("1", "2");
+        assertRoundRobinReads(window, "after");
+    }
+
+    /** Appends v0 to v199 to keys k0 to k19 of {@code window}, v(i) to k(i mod 20). */
+    private void appendRoundRobin(byte[] window) throws IOException {
+        for (int i = 0; i < 200; i++) {
+            store.append(bytes("k" + (i % 20)), window, bytes("v" + i), i);
+        }
+    }
+
+    /** Each key of {@link #appendRoundRobin} reads its values in order, k3 then {@code k3More}. */
+    private void assertRoundRobinReads(byte[] window, String... k3More) throws IOException {
         for (int k = 0; k < 20; k++) {
             List<String> expected = new ArrayList<>();
             for (int i = k; i < 200; i += 20) {
                 expected.add("v" + i);
             }
             if (k == 3) {
-                expected.add("after");
+                expected.addAll(List.of(k3More));
             }
             assertThat(read(store, bytes("k" + k), window)).isEqualTo(expected);
         }
