@@ -635,6 +635,71 @@ class AurStoreTest {
         assertRoundRobinReads(window, "after");
     }
 
+    @Test
+    void shouldGoOnWithoutTheLogsAndWaitWhereTheyAreNeededWhileAFlushWrites() throws Exception {
+        AurStoreOptions.Builder options = options().writeBufferBytes(1 << 20);
+        open(options);
+        byte[] window = timeWindow(0, 10);
+        store.append(bytes("a"), window, bytes("a1"), 1);
+        store.append(bytes("b"), window, bytes("b1"), 1);
+        io.holdWrites("flowkv-aur-flush-");
+        // A call that waited for the held write too early would wait for ever: after 30 s the
+        // write goes on, and the checks that it is still held fail instead.
+        Thread safety = releaseWritesAfter(30_000);
+        try {
+            whileAFlushIsHeld(options, window);
+        } finally {
+            // A failed check must not leave the flush thread (and close) waiting.
+            io.releaseWrites();
+            safety.interrupt();
+        }
+    }
+
+    private Thread releaseWritesAfter(long millis) {
+        Thread releaser =
+                new Thread(
+                        () -> {
+                            try {
+                                Thread.sleep(millis);
+                                io.releaseWrites();
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        });
+        releaser.setDaemon(true);
+        releaser.start();
+        return releaser;
+    }
+
+    private void whileAFlushIsHeld(AurStoreOptions.Builder options, byte[] window)
+            throws Exception {
+        // The index entries are written here, the data frames wait on the flush thread.
+        store.flush();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (io.heldWrites() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertThat(io.heldWrites()).as("the data frames' write, held").isEqualTo(1);
+
+        store.append(bytes("a"), window, bytes("a2"), 2);
+        store.append(bytes("c"), window, bytes("c1"), 3);
+        store.remove(bytes("b"), window);
+        assertThat(read(store, bytes("c"), window)).containsExactly("c1");
+        assertThat(read(store, bytes("b"), window)).as("removed").isNull();
+        assertThat(io.heldWrites()).as("nothing so far waited for the write").isEqualTo(1);
+
+        Thread releaser = releaseWritesAfter(200);
+        // "a" has a frame in the write held: its read waits for it, then reads it whole.
+        assertThat(read(store, bytes("a"), window)).containsExactly("a1", "a2");
+        releaser.join();
+
+        SealedStore sealed = store.seal();
+        reopen(options, sealed);
+        assertThat(read(store, bytes("a"), window)).containsExactly("a1", "a2");
+        assertThat(read(store, bytes("b"), window)).as("removed").isNull();
+        assertThat(read(store, bytes("c"), window)).containsExactly("c1");
+    }
+
     /** Appends v0 to v199 to keys k0 to k19 of {@code window}, v(i) to k(i mod 20). */
     private void appendRoundRobin(byte[] window) throws IOException {
         for (int i = 0; i < 200; i++) {

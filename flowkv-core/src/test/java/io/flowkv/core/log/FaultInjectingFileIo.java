@@ -8,6 +8,7 @@ import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
@@ -41,6 +42,37 @@ public final class FaultInjectingFileIo implements FileIo {
     private volatile boolean failCreate;
     private volatile boolean skipSyncs;
     private volatile Predicate<Path> faultable = file -> true;
+
+    /** Write calls from threads whose name starts with this wait for {@link #gate}; null: none. */
+    private volatile String heldThreads;
+
+    private volatile CountDownLatch gate;
+
+    /** Write calls now waiting at the gate. */
+    private final AtomicInteger held = new AtomicInteger();
+
+    /**
+     * Makes every write call from a thread whose name starts with {@code threadPrefix} wait until
+     * {@link #releaseWrites} (a disk that stalls under a background writer).
+     */
+    public void holdWrites(String threadPrefix) {
+        gate = new CountDownLatch(1);
+        heldThreads = threadPrefix;
+    }
+
+    /** Lets the write calls held by {@link #holdWrites} go on; later ones are not held. */
+    public void releaseWrites() {
+        heldThreads = null;
+        CountDownLatch g = gate;
+        if (g != null) {
+            g.countDown();
+        }
+    }
+
+    /** Write calls waiting at the gate of {@link #holdWrites} now. */
+    public int heldWrites() {
+        return held.get();
+    }
 
     /** Lets the next {@code n} write calls succeed, then fails every one until {@link #heal}. */
     public void failWritesAfter(int n) {
@@ -125,6 +157,19 @@ public final class FaultInjectingFileIo implements FileIo {
     }
 
     private void beforeWrite(Path file) throws IOException {
+        String prefix = heldThreads;
+        CountDownLatch g = gate;
+        if (prefix != null && g != null && Thread.currentThread().getName().startsWith(prefix)) {
+            held.incrementAndGet();
+            try {
+                g.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while a write to " + file + " was held", e);
+            } finally {
+                held.decrementAndGet();
+            }
+        }
         if (!faultable.test(file)) {
             return;
         }
